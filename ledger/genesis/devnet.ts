@@ -1,0 +1,17 @@
+// The development network (`--dev`, protocol README "The development network"): both genesis
+// documents embedded byte-exact, and the public dev keys.
+
+/** Ledger genesis (hashed with the empty network id). */
+export const DEVNET_LEDGER_GENESIS = "{\"type\":\"genesis\",\"account\":\"978389961ea16d42b11afedff941a82e21c12a9fedd2e3f54a5bc5525c5d5eba\",\"previous\":\"0\",\"balance\":42000000000000,\"timestamp\":0,\"asset\":\"XE\",\"representative\":\"978389961ea16d42b11afedff941a82e21c12a9fedd2e3f54a5bc5525c5d5eba\",\"lease_min_duration_secs\":5,\"lease_settle_grace_ns\":30000000000,\"lease_force_settle_gap_ns\":25000000000,\"lease_escrow_expiry_ns\":3600000000000,\"lease_archive_gap_ns\":3600000000000,\"max_attestation_skew_ns\":10000000000,\"pub_key\":\"8a88e3dd7409f195fd52db2d3cba5d72ca6709bf1d94121bf3748801b40f6f5c\",\"signature\":\"c115ac44e9e56d1184c1d9fe0e31677042dea59ed02ed8a4e2eb6bb6ef5557d089b87e0cd058710ea661217492224cf8627617325bf2e16a22a43672113e040a\",\"hash\":\"9408143ef98180bc05e03d483ebb4876c55022a3e8fb171197070fa45ca2ab6c\"}";
+
+/** State chain genesis, the exact single line whose op values are hashed as written. */
+export const DEVNET_STATECHAIN_GENESIS = "{\"index\":0,\"prev_hash\":\"0000000000000000000000000000000000000000000000000000000000000000\",\"ops\":[{\"action\":\"set\",\"key\":\"sys.dao_keyset\",\"value\":{\"keys\":[\"ed4928c628d1c2c6eae90338905995612959273a5c63f93636c14614ac8737d1\",\"ca93ac1705187071d67b83c7ff0efe8108e8ec4530575d7726879333dbdabe7c\",\"6e7a1cdd29b0b78fd13af4c5598feff4ef2a97166e3ca6f2e4fbfccd80505bf1\"],\"threshold\":2}},{\"action\":\"set\",\"key\":\"sys.network_id\",\"value\":\"devnet\"},{\"action\":\"set\",\"key\":\"sys.timekeepers\",\"value\":{\"keys\":[\"8a88e3dd7409f195fd52db2d3cba5d72ca6709bf1d94121bf3748801b40f6f5c\"],\"threshold\":1}},{\"action\":\"set\",\"key\":\"sys.oracle\",\"value\":{\"keys\":[\"8a88e3dd7409f195fd52db2d3cba5d72ca6709bf1d94121bf3748801b40f6f5c\"],\"threshold\":1,\"allowed_prefix\":\"epoch.\"}},{\"action\":\"set\",\"key\":\"sys.minter\",\"value\":{\"keys\":[\"7dcc39c8dfffc98df3fef5058f5aaa46a3b3113f2e306d8afbf2e367e69b63e5\"]}},{\"action\":\"set\",\"key\":\"sys.phase\",\"value\":1},{\"action\":\"set\",\"key\":\"sys.tokenomics\",\"value\":{\"r_init\":2000,\"r_floor\":100,\"v_half\":500000000,\"price_tier_1\":500,\"price_tier_2\":1010,\"price_tier_3\":10000,\"r_price_floor_tier_1\":2000,\"r_price_floor_tier_2\":1250,\"r_collusion_factor_milli\":950,\"hermite_fdv_min_usd\":5000000,\"hermite_fdv_max_usd\":1000000000,\"hermite_ceiling_milli\":1550,\"hermite_floor_milli\":1120,\"stake_divisor\":5}},{\"action\":\"set\",\"key\":\"epoch.0\",\"value\":{\"epoch\":0,\"start_ns\":0,\"end_ns\":0,\"twap_milli_usd\":0,\"twav_milli_usd\":0,\"r_volume\":2000,\"r_price_floor\":0,\"r_effective\":2000,\"r_source\":\"genesis\",\"phase\":1,\"payout_cap\":0}}],\"signatures\":[],\"hash\":\"8e0376ecec6ac76122bec7c7c069bf26999bccd98f89daf648cfde546375b740\",\"timestamp\":0}";
+
+export const DEVNET_LEDGER_GENESIS_HASH = "9408143ef98180bc05e03d483ebb4876c55022a3e8fb171197070fa45ca2ab6c";
+export const DEVNET_STATECHAIN_GENESIS_HASH = "8e0376ecec6ac76122bec7c7c069bf26999bccd98f89daf648cfde546375b740";
+
+/** Seed of dev key N (1…9): 32 bytes each equal to N. */
+export function devSeed(n: number): Uint8Array {
+  if (!Number.isInteger(n) || n < 1 || n > 9) throw new RangeError('dev keys are dev1…dev9');
+  return new Uint8Array(32).fill(n);
+}
