@@ -1,0 +1,24 @@
+// One entry of the node's route table (api.md §3). Each API area exports a function returning its
+// entries; `routes.ts` concatenates them in manifest order, and both the router and `GET /` are
+// built from that single list.
+
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+export type HttpMethod = 'GET' | 'POST';
+
+export interface Route {
+  method: HttpMethod;
+  /** Literal pattern as the manifest shows it, e.g. `/accounts/{address}/balance`. */
+  path: string;
+  /** Informative text for the manifest. */
+  description: string;
+  handler: (request: FastifyRequest, reply: FastifyReply) => unknown;
+}
+
+/** Rate-limit class of a request (api.md §14). */
+export type RateClass = 'read' | 'write' | 'probe';
+
+export function rateClassOf(method: string, path: string): RateClass {
+  if (method === 'POST') return 'write';
+  return path === '/health' || path === '/ready' ? 'probe' : 'read';
+}
