@@ -1,0 +1,118 @@
+// ed25519 (RFC 8032). node:crypto (OpenSSL) is the verifier on every consensus and hot path, as
+// DECISIONS.md fixes it, so this node accepts exactly the signatures other OpenSSL-style nodes do
+// (both reject non-canonical encodings and S ≥ L; OpenSSL checks the cofactorless equation).
+// @noble/ed25519 serves wallets and key derivation; its verifier runs in strict RFC 8032 mode and
+// additionally refuses small- and mixed-order points (where the cofactored and cofactorless
+// equations can disagree). Honestly generated keys and signatures pass both.
+import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import * as noble from '@noble/ed25519';
+import { sha512 } from '@noble/hashes/sha2.js';
+import { isLowerHex } from '../codec/hex.js';
+
+noble.hashes.sha512 = sha512;
+
+const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+
+/** A small LRU over Map insertion order. */
+class LruCache<V> {
+  private readonly map = new Map<string, V>();
+  constructor(private readonly capacity: number) {}
+
+  get(key: string): V | undefined {
+    const v = this.map.get(key);
+    if (v !== undefined) {
+      this.map.delete(key);
+      this.map.set(key, v);
+    }
+    return v;
+  }
+
+  set(key: string, v: V): void {
+    if (this.map.size >= this.capacity) {
+      const oldest = this.map.keys().next().value as string;
+      this.map.delete(oldest);
+    }
+    this.map.set(key, v);
+  }
+}
+
+const publicKeyCache = new LruCache<KeyObject | null>(32_768);
+const privateKeyCache = new LruCache<KeyObject>(64);
+
+function privateKeyObject(seed: Uint8Array): KeyObject {
+  if (seed.length !== 32) throw new RangeError('ed25519 seed must be 32 bytes');
+  const id = Buffer.from(seed).toString('hex');
+  let key = privateKeyCache.get(id);
+  if (!key) {
+    key = createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+    privateKeyCache.set(id, key);
+  }
+  return key;
+}
+
+/** True when a 32-byte encoding is a canonical, torsion-free point (the identity only if allowed). */
+function strictPoint(bytes: Uint8Array, allowIdentity: boolean): boolean {
+  try {
+    const p = noble.Point.fromBytes(bytes, false);
+    return p.isTorsionFree() && (allowIdentity || !p.is0());
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * KeyObject for a 64-char lowercase hex key, or null when OpenSSL refuses the encoding. Consensus
+ * verification is exactly OpenSSL's RFC 8032 check (DECISIONS.md "Crypto"), so every node of the
+ * network accepts the same signatures; no extra point filter is applied here.
+ */
+function publicKeyObject(publicKeyHex: string): KeyObject | null {
+  const cached = publicKeyCache.get(publicKeyHex);
+  if (cached !== undefined) return cached;
+  let key: KeyObject | null;
+  try {
+    key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, Buffer.from(publicKeyHex, 'hex')]), format: 'der', type: 'spki' });
+  } catch {
+    key = null;
+  }
+  publicKeyCache.set(publicKeyHex, key);
+  return key;
+}
+
+export function publicKeyFromSeed(seed: Uint8Array): string {
+  const der = createPublicKey(privateKeyObject(seed)).export({ format: 'der', type: 'spki' });
+  return der.subarray(SPKI_PREFIX.length).toString('hex');
+}
+
+export function signEd25519(seed: Uint8Array, message: Uint8Array): string {
+  return sign(null, message, privateKeyObject(seed)).toString('hex');
+}
+
+/** False on any malformed input (wrong length, uppercase, bad point); never throws. */
+export function verifyEd25519(publicKeyHex: string, message: Uint8Array, signatureHex: string): boolean {
+  if (!isLowerHex(publicKeyHex, 64) || !isLowerHex(signatureHex, 128)) return false;
+  const key = publicKeyObject(publicKeyHex);
+  if (!key) return false;
+  try {
+    return verify(null, message, key, Buffer.from(signatureHex, 'hex'));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The check through @noble/ed25519 in strict RFC 8032 mode (non-canonical S, R and A rejected, as
+ * OpenSSL rejects them), with small-order and mixed-order points refused as well; never throws.
+ * Pure JavaScript and much slower: for wallets, tests and benchmarks, never a consensus path.
+ */
+export function verifyEd25519Noble(publicKeyHex: string, message: Uint8Array, signatureHex: string): boolean {
+  if (!isLowerHex(publicKeyHex, 64) || !isLowerHex(signatureHex, 128)) return false;
+  const pub = Buffer.from(publicKeyHex, 'hex');
+  const sig = Buffer.from(signatureHex, 'hex');
+  if (!strictPoint(pub, false) || !strictPoint(sig.subarray(0, 32), true)) return false;
+  try {
+    return noble.verify(sig, message, pub, { zip215: false });
+  } catch {
+    return false;
+  }
+}
