@@ -3,6 +3,7 @@
 // past this interface into the store.
 
 import type { RawJson } from './codec/json.js';
+import type { Vote } from './crypto/vote.js';
 import type {
   Block,
   Certificate,
@@ -154,7 +155,9 @@ export interface CertificateService {
 export type LedgerEvent =
   | { kind: 'block.applied'; block: Block }
   | { kind: 'block.staged'; block: Block }
-  | { kind: 'statechain.applied'; block: StatechainBlock };
+  | { kind: 'statechain.applied'; block: StatechainBlock }
+  /** A vote this node signed as a representative (ledger.md §15), for gossip on `net/votes`. */
+  | { kind: 'vote.cast'; vote: Vote };
 
 export interface LedgerService {
   readonly networkId: string;
@@ -194,6 +197,11 @@ export interface LedgerService {
   /** Newest blocks across all accounts (timestamp descending, then hash ascending). */
   newestBlocks(limit: number): Block[];
   stats(): LedgerStats;
+
+  /** An incoming representative vote (ledger.md §15.1); may answer with this node's final vote. Throws LedgerError. */
+  submitVote(vote: Vote): Vote | null;
+  /** Time-driven work (finality after the stability window); the daemon calls it every ~250 ms. */
+  tick(): void;
 
   subscribe(listener: (event: LedgerEvent) => void): () => void;
   close(): void;

@@ -13,6 +13,17 @@ export interface Route {
   /** Informative text for the manifest. */
   description: string;
   handler: (request: FastifyRequest, reply: FastifyReply) => unknown;
+  /**
+   * `'required'`: the server checks the admin bearer token (api.md §2) before the content type and
+   * the body (api.md §7.4 order).
+   */
+  admin?: 'required';
+  /**
+   * POST routes read a JSON body by default: the server answers 415/400 before the handler runs and
+   * the handler reads `request.body` (the parsed value) or `bodyText(request)`. `'none'`: the route
+   * reads no body and no content type is required (`POST /tunnel/{leaseHash}/tcp`).
+   */
+  body?: 'none';
 }
 
 /** Rate-limit class of a request (api.md §14). */
