@@ -1,0 +1,298 @@
+// Prepared statements over the ledger tables. The store is dumb: it persists what the state layer
+// decided, and loads it back at start. Every write of one block runs inside `transaction`.
+import type { Statement } from 'better-sqlite3';
+import type { Database } from './db.js';
+import { migrateLedgerSchema } from './schema.js';
+import { parseJson, stringifyJson, isJsonObject } from '../codec/json.js';
+import { parseBlockJson, blockToJson } from '../codec/block.js';
+import type { Block, Certificate, PendingEntry } from '../types.js';
+import type { ConflictRecord } from '../service.js';
+import type { AccountState, StoredLease } from '../state/records.js';
+import { parseCertificateJson, certificateToJson } from '../certificates/codec.js';
+
+export interface StagedRow {
+  block: Block;
+  stagedAt: bigint;
+}
+
+export interface CertificateRow {
+  cert: Certificate;
+  referenced: boolean;
+}
+
+type Row = Record<string, unknown>;
+
+export function encodeBlock(block: Block): string {
+  return stringifyJson(blockToJson(block));
+}
+
+export function decodeBlock(body: string): Block {
+  return parseBlockJson(parseJson(body));
+}
+
+function encodeLease(l: StoredLease): string {
+  return stringifyJson(l);
+}
+
+function decodeLease(body: string): StoredLease {
+  const v = parseJson(body) as unknown as StoredLease;
+  v.renewals = v.renewals ?? [];
+  return v;
+}
+
+function encodeAccountBalances(a: AccountState): string {
+  return stringifyJson(Object.fromEntries(a.balances));
+}
+
+export class LedgerStore {
+  private readonly s: Record<string, Statement>;
+  // One wrapper for every transaction: better-sqlite3 builds a wrapper per db.transaction() call.
+  private readonly runInTransaction: (fn: () => unknown) => unknown;
+
+  constructor(readonly db: Database) {
+    migrateLedgerSchema(db);
+    this.runInTransaction = db.transaction((fn: () => unknown) => fn());
+    const p = (sql: string) => db.prepare(sql);
+    this.s = {
+      metaGet: p(`SELECT value FROM ledger_meta WHERE key = ?`),
+      metaSet: p(`INSERT INTO ledger_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`),
+      blockInsert: p(`INSERT INTO ledger_blocks (hash, account, height, timestamp, body) VALUES (?, ?, ?, ?, ?)`),
+      blockDelete: p(`DELETE FROM ledger_blocks WHERE hash = ?`),
+      blockGet: p(`SELECT body, height FROM ledger_blocks WHERE hash = ?`),
+      blockExists: p(`SELECT 1 FROM ledger_blocks WHERE hash = ?`),
+      blockAt: p(`SELECT body FROM ledger_blocks WHERE account = ? AND height = ?`),
+      chainPage: p(`SELECT body, height FROM ledger_blocks WHERE account = ? AND height > ? ORDER BY height ASC LIMIT ?`),
+      blockCount: p(`SELECT COUNT(*) AS n FROM ledger_blocks`),
+      accountPut: p(`INSERT INTO ledger_accounts (address, frontier, height, last_ts, pub_key, keyset, representative, final_height, balances)
+        VALUES (@address, @frontier, @height, @last_ts, @pub_key, @keyset, @representative, @final_height, @balances)
+        ON CONFLICT(address) DO UPDATE SET frontier = excluded.frontier, height = excluded.height, last_ts = excluded.last_ts,
+          pub_key = excluded.pub_key, keyset = excluded.keyset, representative = excluded.representative,
+          final_height = excluded.final_height, balances = excluded.balances`),
+      accountDelete: p(`DELETE FROM ledger_accounts WHERE address = ?`),
+      accountFinal: p(`UPDATE ledger_accounts SET final_height = ? WHERE address = ?`),
+      accountsAll: p(`SELECT * FROM ledger_accounts`),
+      pendingPut: p(`INSERT INTO ledger_pending (send_hash, source, destination, amount, asset, timestamp) VALUES (?, ?, ?, ?, ?, ?)
+        ON CONFLICT(send_hash) DO UPDATE SET amount = excluded.amount`),
+      pendingDelete: p(`DELETE FROM ledger_pending WHERE send_hash = ?`),
+      pendingAll: p(`SELECT * FROM ledger_pending`),
+      leasePut: p(`INSERT INTO ledger_leases (lease_hash, state, consumer, provider, body) VALUES (?, ?, ?, ?, ?)
+        ON CONFLICT(lease_hash) DO UPDATE SET state = excluded.state, body = excluded.body`),
+      leaseDelete: p(`DELETE FROM ledger_leases WHERE lease_hash = ?`),
+      leasesAll: p(`SELECT body FROM ledger_leases`),
+      stagedPut: p(`INSERT OR IGNORE INTO ledger_staged (hash, account, previous, staged_at, body) VALUES (?, ?, ?, ?, ?)`),
+      stagedDelete: p(`DELETE FROM ledger_staged WHERE hash = ?`),
+      stagedAll: p(`SELECT body, staged_at FROM ledger_staged`),
+      conflictPut: p(`INSERT INTO ledger_conflicts (account, previous, body) VALUES (?, ?, ?)
+        ON CONFLICT(account, previous) DO UPDATE SET body = excluded.body`),
+      conflictDelete: p(`DELETE FROM ledger_conflicts WHERE account = ? AND previous = ?`),
+      conflictsAll: p(`SELECT body FROM ledger_conflicts`),
+      lockPut: p(`INSERT OR IGNORE INTO ledger_commit_locks (account, previous, hash) VALUES (?, ?, ?)`),
+      lockDelete: p(`DELETE FROM ledger_commit_locks WHERE account = ? AND previous = ?`),
+      locksAll: p(`SELECT account, previous, hash FROM ledger_commit_locks`),
+      counterSet: p(`INSERT INTO ledger_counters (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value`),
+      countersAll: p(`SELECT name, value FROM ledger_counters`),
+      certPut: p(`INSERT INTO ledger_certificates (hash, provider, referenced, body) VALUES (?, ?, ?, ?)
+        ON CONFLICT(hash) DO UPDATE SET referenced = excluded.referenced`),
+      certDelete: p(`DELETE FROM ledger_certificates WHERE hash = ?`),
+      certsAll: p(`SELECT body, referenced FROM ledger_certificates`),
+    };
+  }
+
+  /** Runs `fn` in one transaction (a savepoint when nested). */
+  transaction<T>(fn: () => T): T {
+    return this.runInTransaction(fn) as T;
+  }
+
+  // --- meta and counters
+
+  meta(key: string): string | undefined {
+    return (this.s.metaGet!.get(key) as { value: string } | undefined)?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.s.metaSet!.run(key, value);
+  }
+
+  counters(): Map<string, bigint> {
+    const out = new Map<string, bigint>();
+    for (const r of this.s.countersAll!.all() as { name: string; value: string }[]) out.set(r.name, BigInt(r.value));
+    return out;
+  }
+
+  setCounter(name: string, value: bigint): void {
+    this.s.counterSet!.run(name, value.toString());
+  }
+
+  // --- blocks
+
+  insertBlock(block: Block, height: number): void {
+    this.s.blockInsert!.run(block.hash, block.account, height, block.timestamp, encodeBlock(block));
+  }
+
+  deleteBlock(hash: string): void {
+    this.s.blockDelete!.run(hash);
+  }
+
+  block(hash: string): { block: Block; height: number } | undefined {
+    const r = this.s.blockGet!.get(hash) as { body: string; height: number } | undefined;
+    return r && { block: decodeBlock(r.body), height: r.height };
+  }
+
+  hasBlock(hash: string): boolean {
+    return this.s.blockExists!.get(hash) !== undefined;
+  }
+
+  blockAt(account: string, height: number): Block | undefined {
+    const r = this.s.blockAt!.get(account, height) as { body: string } | undefined;
+    return r && decodeBlock(r.body);
+  }
+
+  /** Blocks with height in (afterHeight, afterHeight + limit], oldest first. */
+  chain(account: string, afterHeight: number, limit: number): { block: Block; height: number }[] {
+    return (this.s.chainPage!.all(account, afterHeight, limit) as { body: string; height: number }[]).map((r) => ({
+      block: decodeBlock(r.body),
+      height: r.height,
+    }));
+  }
+
+  blockCount(): number {
+    return (this.s.blockCount!.get() as { n: number }).n;
+  }
+
+  // --- accounts
+
+  putAccount(a: AccountState): void {
+    this.s.accountPut!.run({
+      address: a.address,
+      frontier: a.frontier,
+      height: a.height,
+      last_ts: a.lastTimestamp.toString(),
+      pub_key: a.pubKey,
+      keyset: a.keyset ? stringifyJson(a.keyset) : '',
+      representative: a.representative,
+      final_height: a.finalHeight,
+      balances: encodeAccountBalances(a),
+    });
+  }
+
+  deleteAccount(address: string): void {
+    this.s.accountDelete!.run(address);
+  }
+
+  setFinalHeight(address: string, finalHeight: number): void {
+    this.s.accountFinal!.run(finalHeight, address);
+  }
+
+  loadAccounts(): AccountState[] {
+    return (this.s.accountsAll!.all() as Row[]).map((r) => {
+      const balances = parseJson(r.balances as string);
+      const keysetJson = r.keyset === '' ? null : parseJson(r.keyset as string);
+      return {
+        address: r.address as string,
+        frontier: r.frontier as string,
+        height: r.height as number,
+        lastTimestamp: BigInt(r.last_ts as string),
+        pubKey: r.pub_key as string,
+        keyset: isJsonObject(keysetJson)
+          ? { keys: keysetJson.keys as string[], threshold: Number(keysetJson.threshold) }
+          : null,
+        representative: r.representative as string,
+        finalHeight: r.final_height as number,
+        balances: new Map(Object.entries(balances as Record<string, bigint>)),
+      };
+    });
+  }
+
+  // --- pending
+
+  putPending(p: PendingEntry): void {
+    this.s.pendingPut!.run(p.send_hash, p.source, p.destination, p.amount.toString(), p.asset, p.timestamp.toString());
+  }
+
+  deletePending(hash: string): void {
+    this.s.pendingDelete!.run(hash);
+  }
+
+  loadPending(): PendingEntry[] {
+    return (this.s.pendingAll!.all() as Row[]).map((r) => ({
+      send_hash: r.send_hash as string,
+      source: r.source as string,
+      destination: r.destination as string,
+      amount: BigInt(r.amount as string),
+      asset: r.asset as string,
+      timestamp: BigInt(r.timestamp as string),
+    }));
+  }
+
+  // --- leases
+
+  putLease(l: StoredLease): void {
+    this.s.leasePut!.run(l.lease_hash, l.state, l.consumer, l.provider, encodeLease(l));
+  }
+
+  deleteLease(hash: string): void {
+    this.s.leaseDelete!.run(hash);
+  }
+
+  loadLeases(): StoredLease[] {
+    return (this.s.leasesAll!.all() as { body: string }[]).map((r) => decodeLease(r.body));
+  }
+
+  // --- conflicts, staged siblings, commit locks
+
+  putStaged(block: Block, stagedAt: bigint): void {
+    this.s.stagedPut!.run(block.hash, block.account, block.previous, stagedAt.toString(), encodeBlock(block));
+  }
+
+  deleteStaged(hash: string): void {
+    this.s.stagedDelete!.run(hash);
+  }
+
+  loadStaged(): StagedRow[] {
+    return (this.s.stagedAll!.all() as { body: string; staged_at: string }[]).map((r) => ({
+      block: decodeBlock(r.body),
+      stagedAt: BigInt(r.staged_at),
+    }));
+  }
+
+  putConflict(c: ConflictRecord): void {
+    this.s.conflictPut!.run(c.account_address, c.previous_hash, stringifyJson(c));
+  }
+
+  deleteConflict(account: string, previous: string): void {
+    this.s.conflictDelete!.run(account, previous);
+  }
+
+  loadConflicts(): ConflictRecord[] {
+    return (this.s.conflictsAll!.all() as { body: string }[]).map((r) => parseJson(r.body) as unknown as ConflictRecord);
+  }
+
+  putLock(account: string, previous: string, hash: string): void {
+    this.s.lockPut!.run(account, previous, hash);
+  }
+
+  deleteLock(account: string, previous: string): void {
+    this.s.lockDelete!.run(account, previous);
+  }
+
+  loadLocks(): { account: string; previous: string; hash: string }[] {
+    return this.s.locksAll!.all() as { account: string; previous: string; hash: string }[];
+  }
+
+  // --- certificates
+
+  putCertificate(cert: Certificate, referenced: boolean): void {
+    this.s.certPut!.run(cert.hash, cert.provider, referenced ? 1 : 0, stringifyJson(certificateToJson(cert)));
+  }
+
+  deleteCertificate(hash: string): void {
+    this.s.certDelete!.run(hash);
+  }
+
+  loadCertificates(): CertificateRow[] {
+    return (this.s.certsAll!.all() as { body: string; referenced: number }[]).map((r) => ({
+      cert: parseCertificateJson(parseJson(r.body)),
+      referenced: r.referenced === 1,
+    }));
+  }
+}
