@@ -445,11 +445,12 @@ export class Ledger implements LedgerService {
   balances(address: string): BalanceReport {
     const acct = this.state.account(address);
     if (!acct) return { address, balances: {}, spendable: {}, final_height: 0 };
-    const spendable = computeSpendable(
-      this.store.chain(address, 0, acct.height),
-      acct.finalHeight,
-      (h) => this.state.leases.get(h),
-    );
+    // With the whole chain finalized (a representative's own node, the usual case) the spendable
+    // balance is the running balance; only an unfinalized tail needs the chain replayed.
+    const spendable =
+      acct.finalHeight === acct.height
+        ? acct.balances
+        : computeSpendable(this.store.chain(address, 0, acct.height), acct.finalHeight, (h) => this.state.leases.get(h));
     return {
       address,
       balances: nonZero(acct.balances),

@@ -38,7 +38,9 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    process.stderr.write(`netnode: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    // People get the message; the stack only when asked for (NETNODE_DEBUG=1).
+    const detail = err instanceof Error ? (process.env.NETNODE_DEBUG ? (err.stack ?? err.message) : err.message) : String(err);
+    process.stderr.write(`netnode: ${detail}\n`);
     process.exitCode = 1;
   },
 );

@@ -79,9 +79,18 @@ function publicKeyObject(publicKeyHex: string): KeyObject | null {
   return key;
 }
 
+const publicKeyOfSeedCache = new LruCache<string>(64);
+
+/** Hex public key of a seed; cached, since the node derives its own key for every vote it signs. */
 export function publicKeyFromSeed(seed: Uint8Array): string {
-  const der = createPublicKey(privateKeyObject(seed)).export({ format: 'der', type: 'spki' });
-  return der.subarray(SPKI_PREFIX.length).toString('hex');
+  const id = Buffer.from(seed).toString('hex');
+  let pub = publicKeyOfSeedCache.get(id);
+  if (pub === undefined) {
+    const der = createPublicKey(privateKeyObject(seed)).export({ format: 'der', type: 'spki' });
+    pub = der.subarray(SPKI_PREFIX.length).toString('hex');
+    publicKeyOfSeedCache.set(id, pub);
+  }
+  return pub;
 }
 
 export function signEd25519(seed: Uint8Array, message: Uint8Array): string {
