@@ -1,0 +1,118 @@
+// VM provisioning overhead: "provision request → SSH-ready" through the Reconciler and the Docker
+// backend (record in SQLite, network + firewall check, cpuset choice, credentials archive, start,
+// SSH banner) against a bare `docker run -d -p 127.0.0.1::22 <same image>` until its sshd answers.
+// Both wait for the same thing (an `SSH-` banner, polled every 50 ms); runs alternate, median of N.
+// Run: npm run bench:provision  [-- --runs 5]
+
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import Docker from 'dockerode';
+import { pino } from 'pino';
+import { openDatabase } from '../ledger/store/db.js';
+import { Registry } from 'prom-client';
+import { DockerBackend } from '../provisioning/docker/backend.js';
+import { buildDockerImage, dockerImageSettings } from '../provisioning/images/docker-image.js';
+import type { LeaseFacts, LeaseView } from '../provisioning/lease-view.js';
+import { Reconciler } from '../provisioning/reconciler.js';
+import { VmRecords } from '../provisioning/records.js';
+import { ed25519KeyLine } from '../provisioning/ssh-key-line.js';
+import { waitForSshBanner } from '../provisioning/ssh-ready.js';
+
+const run = promisify(execFile);
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' } } });
+const RUNS = Number(values.runs);
+
+function randomHex(bytes: number): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString('hex');
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+async function bareDockerRun(image: string, network?: string): Promise<number> {
+  const t0 = performance.now();
+  const { stdout } = await run('docker', ['run', '-d', ...(network ? ['--network', network] : []), '-p', '127.0.0.1::22', image]);
+  const id = stdout.trim();
+  const port = Number((await run('docker', ['port', id, '22/tcp'])).stdout.trim().split('\n')[0]!.split(':').pop());
+  await waitForSshBanner({ host: '127.0.0.1', port }, { timeoutMs: 60_000 });
+  const ms = performance.now() - t0;
+  await run('docker', ['rm', '-f', id]);
+  return ms;
+}
+
+async function main(): Promise<void> {
+  const docker = new Docker();
+  const { ref: image } = await buildDockerImage(docker, dockerImageSettings(), (l) => process.stderr.write(`${l}\n`));
+  const dir = mkdtempSync(join(tmpdir(), 'netnode-bench-provision-'));
+  const leases = new Map<string, LeaseFacts>();
+  const view: LeaseView = { get: (h) => leases.get(h) ?? null, listProvided: () => [...leases.values()] };
+  const backend = new DockerBackend({ image });
+  const reconciler = new Reconciler({
+    backend,
+    records: new VmRecords(openDatabase(join(dir, 'node.db'))), // opened as the node opens its DB
+    leases: view,
+    gatewayAuthorizedKey: ed25519KeyLine(randomHex(32)),
+    logger: pino({ level: 'silent' }),
+    registry: new Registry(),
+  });
+  await backend.check(); // network and firewall set up once, as at node start
+
+  const provisioned: number[] = [];
+  const bare: number[] = [];
+  const bareOnNetwork: number[] = [];
+  try {
+    // One unmeasured round of each warms the page cache and Docker's layer store.
+    await bareDockerRun(image);
+    for (let i = 0; i <= RUNS; i++) {
+      const lease: LeaseFacts = {
+        leaseHash: randomHex(32), state: 'created', vcpus: 1, memoryMb: 1024, diskGb: 10,
+        accessPubKey: randomHex(32), expiresAt: 0n, settleGraceNs: 0n,
+      };
+      leases.set(lease.leaseHash, lease);
+      const doProvision = async (): Promise<void> => {
+        const t0 = performance.now();
+        const rec = await reconciler.ensure(lease);
+        const ms = performance.now() - t0;
+        if (rec.status !== 'running') throw new Error(`provisioning failed: ${rec.error}`);
+        if (i > 0) provisioned.push(ms);
+        await reconciler.teardown(lease.leaseHash);
+      };
+      const doBare = async (): Promise<void> => {
+        const ms = await bareDockerRun(image);
+        const onNet = await bareDockerRun(image, 'netnode-vms');
+        if (i > 0) {
+          bare.push(ms);
+          bareOnNetwork.push(onNet);
+        }
+      };
+      if (i % 2 === 0) {
+        await doProvision();
+        await doBare();
+      } else {
+        await doBare();
+        await doProvision();
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const fmt = (xs: number[]): string => xs.map((x) => x.toFixed(0)).join(', ');
+  const [p, b, n] = [median(provisioned), median(bare), median(bareOnNetwork)];
+  process.stdout.write(
+    `provision request -> SSH-ready (Reconciler + DockerBackend), ms: ${fmt(provisioned)}; median ${p.toFixed(0)}\n` +
+    `bare docker run -> sshd answering, ms: ${fmt(bare)}; median ${b.toFixed(0)}\n` +
+    `bare docker run --network netnode-vms -> sshd answering, ms: ${fmt(bareOnNetwork)}; median ${n.toFixed(0)}\n` +
+    `ratio provision/bare: ${(p / b).toFixed(2)} (target <= 1.25); provision/bare-on-vm-network: ${(p / n).toFixed(2)}; ` +
+    `runs: ${RUNS}, image ${image}\n`,
+  );
+}
+
+main().catch((err) => {
+  process.stderr.write(`${(err as Error).stack ?? err}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,44 @@
+// "Ready" for a VM means its SSH server answers with an identification line (`SSH-2.0-…`). A bare TCP
+// accept is not enough: Docker's port forwarder accepts connections before the guest listens.
+
+import { connect } from 'node:net';
+import type { SshEndpoint } from './backend.js';
+
+/** One probe: resolves true when the endpoint sends an `SSH-` banner within `timeoutMs`. */
+export function sshBannerAnswers(ssh: SshEndpoint, timeoutMs = 2000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: ssh.host, port: ssh.port });
+    let received = '';
+    const finish = (ok: boolean): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(ok);
+    };
+    const timer = setTimeout(() => finish(false), timeoutMs);
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1');
+      if (received.includes('\n') || received.length >= 255) finish(received.startsWith('SSH-'));
+    });
+    socket.on('error', () => finish(false));
+    socket.on('close', () => finish(false));
+  });
+}
+
+/** Polls until the banner answers; throws on timeout or abort. `alive` may veto early (guest died). */
+export async function waitForSshBanner(
+  ssh: SshEndpoint,
+  opts: { timeoutMs: number; intervalMs?: number; signal?: AbortSignal; alive?: () => Promise<string | null> },
+): Promise<void> {
+  const deadline = Date.now() + opts.timeoutMs;
+  const interval = opts.intervalMs ?? 50;
+  for (let attempt = 0; ; attempt++) {
+    opts.signal?.throwIfAborted();
+    if (await sshBannerAnswers(ssh, Math.min(2000, Math.max(100, deadline - Date.now())))) return;
+    if (opts.alive && attempt % 10 === 9) {
+      const dead = await opts.alive();
+      if (dead !== null) throw new Error(dead);
+    }
+    if (Date.now() >= deadline) throw new Error(`ssh server at ${ssh.host}:${ssh.port} did not answer within ${opts.timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, interval));
+  }
+}
