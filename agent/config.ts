@@ -69,6 +69,9 @@ export interface Config {
     sshBind: string;
     /** null = implementation default */
     vmBackend: string | null;
+    /** The provider settles its leases after expiry; `--no-auto-settle` turns it off (a test switch
+     *  for staging a consumer's force-settle, DECISIONS.md). */
+    autoSettle: boolean;
   };
   ready: {
     minPeers: number;
@@ -118,6 +121,7 @@ const FLAGS: Readonly<Record<string, FlagKind>> = {
   'ssh-port': 'value',
   'ssh-bind': 'value',
   'vm-backend': 'value',
+  'auto-settle': 'bool',
   'ready-min-peers': 'value',
   'ready-finality-stall': 'value',
   'stability-window': 'value',
@@ -131,7 +135,7 @@ const FLAGS: Readonly<Record<string, FlagKind>> = {
 };
 
 /** `--no-<flag>` spellings that set a bool flag to false. */
-const NEGATIONS: Readonly<Record<string, string>> = { 'no-api': 'api' };
+const NEGATIONS: Readonly<Record<string, string>> = { 'no-api': 'api', 'no-auto-settle': 'auto-settle' };
 
 export const DEFAULT_POW_DIFFICULTY = 0xfffff80000000000n;
 export const DEFAULT_CHAT_POW_DIFFICULTY = 0xffffc00000000000n;
@@ -253,6 +257,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       sshPort: f.port('ssh-port', 0),
       sshBind: f.string('ssh-bind', '0.0.0.0'),
       vmBackend: f.string('vm-backend', '') || null,
+      autoSettle: f.bool('auto-settle', true),
     },
     ready: {
       minPeers: f.int('ready-min-peers', dev ? 0 : 1, 0, 1_000_000),

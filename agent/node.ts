@@ -29,6 +29,8 @@ import type { Network } from './network/network.js';
 import { createPeerServices } from './peer-services.js';
 import { NodeStatus } from './status.js';
 import { NODE_VERSION } from './version.js';
+import { enableTunnelTakeover } from '../gateway/tunnel/takeover.js';
+import { startLeaseServices, type LeaseServices } from './provider/provider-stack.js';
 
 const TICK_MS = 250;
 /** In-flight requests get this long to finish at shutdown; then remaining connections are cut. */
@@ -135,6 +137,17 @@ export async function startNode(config: Config, extensions: NodeExtensions = {},
     },
   });
 
+  let leaseServices: LeaseServices;
+  try {
+    leaseServices = await startLeaseServices({ config, ledger, db, identity, network, peer, logger, registry });
+  } catch (err) {
+    stopMetrics();
+    status.stop();
+    ledger.close();
+    db.close();
+    throw err;
+  }
+
   const routes = buildRoutes({
     manifest: { version: NODE_VERSION, networkId: ledger.networkId, address: identity.address, nodeId: identity.peerId },
     node: {
@@ -162,7 +175,7 @@ export async function startNode(config: Config, extensions: NodeExtensions = {},
       now: nowNs,
     },
     attestation: peer.routes.attestation,
-    vms: { ledger, ownAddress: identity.address, now: nowNs, handlers: extensions.vmHandlers ?? {} },
+    vms: { ledger, ownAddress: identity.address, now: nowNs, handlers: extensions.vmHandlers ?? leaseServices.vmHandlers },
     statechain: { ledger, publish: (b) => network.publishStatechainBlock(b) },
     directory: peer.routes.directory,
     chat: peer.routes.chat,
@@ -189,6 +202,8 @@ export async function startNode(config: Config, extensions: NodeExtensions = {},
         corsOrigin: config.api.corsOrigin,
         rateLimit: config.api.rateLimit,
       });
+      // The tunnel route takes its connection over from the HTTP parser (api.md §8.3).
+      enableTunnelTakeover(api.server);
       await api.listen({ host: config.api.bind, port: config.api.port });
     }
     if (config.metricsAddr) {
@@ -201,6 +216,7 @@ export async function startNode(config: Config, extensions: NodeExtensions = {},
   } catch (err) {
     clearInterval(tick);
     await api?.close();
+    await leaseServices.stop();
     stopMetrics();
     status.stop();
     ledger.close();
@@ -242,6 +258,7 @@ export async function startNode(config: Config, extensions: NodeExtensions = {},
         await new Promise<void>((resolve) => ops!.close(() => resolve()));
       }
       clearInterval(tick);
+      await leaseServices.stop();
       peer.stop();
       stopMetrics();
       status.stop();

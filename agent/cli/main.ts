@@ -13,6 +13,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   burn: async () => (await import('./account-commands.js')).accountCommands.burn!,
   lease: async () => (await import('./account-commands.js')).accountCommands.lease!,
   vms: async () => (await import('./account-commands.js')).accountCommands.vms!,
+  ssh: async () => (await import('./ssh.js')).runSshCommand,
+  tunnel: async () => (await import('./tunnel.js')).runTunnelCommand,
 };
 
 function usage(): string {

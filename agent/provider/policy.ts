@@ -2,6 +2,7 @@
 // node it is willing to serve. Pure decisions over the lease, the operator's settings, and what the
 // node is already running; the provider loop acts on the verdict.
 import type { Lease } from '../../ledger/types.js';
+import { MIN_DISK_GB, MIN_MEMORY_MB, MIN_VCPUS } from '../../provisioning/floors.js';
 
 export interface Capacity {
   vcpus: bigint;
@@ -52,8 +53,8 @@ export function judgeLease(lease: Lease, policy: AcceptPolicy, committed: Commit
 
 /** What a lease occupies on the host: its request raised to the VM floors of provider.md §5.1. */
 export function floors(lease: Pick<Lease, 'vcpus' | 'memory_mb' | 'disk_gb'>): Capacity {
-  const max = (a: bigint, b: bigint): bigint => (a > b ? a : b);
-  return { vcpus: max(lease.vcpus, 1n), memory_mb: max(lease.memory_mb, 512n), disk_gb: max(lease.disk_gb, 5n) };
+  const max = (a: bigint, b: number): bigint => (a > BigInt(b) ? a : BigInt(b));
+  return { vcpus: max(lease.vcpus, MIN_VCPUS), memory_mb: max(lease.memory_mb, MIN_MEMORY_MB), disk_gb: max(lease.disk_gb, MIN_DISK_GB) };
 }
 
 function refuse(reason: string): Verdict {

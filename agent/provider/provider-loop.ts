@@ -26,19 +26,23 @@ export interface ProviderLoopDeps {
   identity: { seed: Uint8Array; address: string };
   /** Effective PoW difficulty for this node's own blocks. */
   difficulty(): bigint;
+  attestations: { gather(identifier: string): Promise<Attestation[]> };
+  /** Provider mode; absent, the node only force-settles the leases it consumes. */
+  provider?: ProviderRole;
+  /** `--no-auto-settle` turns this off (DECISIONS.md: staging a force-settle). */
+  autoSettle: boolean;
+  now(): bigint;
+  log: Logger;
+}
+
+export interface ProviderRole {
+  policy: AcceptPolicy;
   /** VMs: provision before accept, release on refusal. Teardown of ended leases is the reconciler's. */
   vms: {
     ensure(lease: Lease): Promise<{ status: string; error: string }>;
     release(leaseHash: string): Promise<void>;
     committed(): Commitments;
   };
-  attestations: { gather(identifier: string): Promise<Attestation[]> };
-  /** null when provider mode is off (the node still force-settles leases it consumes). */
-  policy: AcceptPolicy | null;
-  /** `--no-auto-settle` turns this off (DECISIONS.md: staging a force-settle). */
-  autoSettle: boolean;
-  now(): bigint;
-  log: Logger;
 }
 
 /** R fallback when no epoch exists at all (leases.md §6). */
@@ -56,7 +60,7 @@ export class ProviderLoop {
   /** One pass over the ledger; cheap when there is nothing to do. */
   tick(): void {
     const now = this.d.now();
-    if (this.d.policy) {
+    if (this.d.provider) {
       for (const lease of this.d.ledger.leases({ state: 'created', now })) {
         if (lease.provider === this.d.identity.address && !this.inFlight.has(lease.lease_hash) && !this.refused.has(lease.lease_hash)) {
           void this.accept(lease);
@@ -94,7 +98,7 @@ export class ProviderLoop {
         log.info({ reason: verdict.reason }, 'lease refused');
         return;
       }
-      const vm = await this.d.vms.ensure(lease);
+      const vm = await this.d.provider!.vms.ensure(lease);
       if (vm.status !== 'running') {
         this.refused.set(hash, `provisioning failed: ${vm.error}`);
         log.warn({ error: vm.error }, 'provisioning failed; lease not accepted');
@@ -117,7 +121,7 @@ export class ProviderLoop {
         if (standing?.state === 'accepted') return; // a duplicate attempt: our accept already stands
         this.refused.set(hash, err instanceof Error ? err.message : String(err));
         log.warn({ error: err instanceof Error ? err.message : String(err) }, 'accept rejected; releasing the VM');
-        await this.d.vms.release(hash);
+        await this.d.provider!.vms.release(hash);
       }
     } catch (err) {
       log.warn({ error: err instanceof Error ? err.message : String(err) }, 'accept attempt failed; retrying next tick');
@@ -127,7 +131,8 @@ export class ProviderLoop {
   }
 
   private checkGates(lease: Lease): { ok: true } | { ok: false; reason: string } {
-    const verdict = judgeLease(lease, this.d.policy!, this.d.vms.committed());
+    const { policy, vms } = this.d.provider!;
+    const verdict = judgeLease(lease, policy, vms.committed());
     if (!verdict.ok) return verdict;
     const cert = this.d.ledger.certificates.get(lease.certificate_hash);
     const now = this.d.now();
