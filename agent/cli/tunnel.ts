@@ -2,6 +2,8 @@
 // `POST /tunnel/{lease}/tcp` to the node (api.md §8.3) — for ssh, scp and rsync to the leased VM.
 // `--stdio` serves one tunnel on stdin/stdout instead (for `ssh -o ProxyCommand=…`).
 
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { connect as tcpConnect, createServer, type Server, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { parseArgs } from 'node:util';
@@ -9,6 +11,7 @@ import { isHash } from '../../ledger/codec/hex.js';
 import { signEd25519 } from '../../ledger/crypto/ed25519.js';
 import { IDLE_LIMIT_MS } from '../../gateway/lease-access.js';
 import { pipeBoth } from '../../gateway/pipe.js';
+import { opensshPrivateKey } from '../../gateway/ssh/keys.js';
 import { defaultWalletDir } from '../wallet/wallet.js';
 import { loadAccessSeed } from './access-key.js';
 
@@ -153,6 +156,11 @@ export async function runTunnelCommand(argv: string[], signal?: AbortSignal): Pr
   );
   const bound = (server.address() as { port: number }).port;
   process.stderr.write(`netnode tunnel: ${values.bind}:${bound} → lease ${leaseHash.slice(0, 12)}… via ${target.nodeUrl}\n`);
+  // OpenSSH reads keys in its own format: keep the access key beside its seed, mode 0600.
+  mkdirSync(join(values.wallet!, 'access'), { recursive: true, mode: 0o700 });
+  const keyFile = join(values.wallet!, 'access', `${leaseHash}.openssh`);
+  writeFileSync(keyFile, opensshPrivateKey(loadAccessSeed(values.wallet!, leaseHash)), { mode: 0o600 });
+  process.stderr.write(`netnode tunnel: connect with  ssh -i ${keyFile} -p ${bound} root@${values.bind}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     signal?.addEventListener('abort', stop, { once: true });

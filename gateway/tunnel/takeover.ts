@@ -38,7 +38,9 @@ export function enableTunnelTakeover(server: Server): void {
   // Runs synchronously while the parser completes the head, before it reads any later byte.
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
     const state = heldBySocket.get(req.socket);
-    if (!state || !isTunnelRequest(req.method, req.url)) return;
+    // A tunnel client sends no HTTP body: bytes after its head are the tunnel's. A request that
+    // declares a body is plain HTTP (it can only be refused) and is parsed as usual.
+    if (!state || !isTunnelRequest(req.method, req.url) || declaresBody(req)) return;
     state.held = true;
     // Answered instead of taken over (refused by any step): nothing after it is HTTP, so close.
     res.once('finish', () => {
@@ -87,6 +89,11 @@ export function enableTunnelTakeover(server: Server): void {
       else for (const l of state.httpOnEnd) l.call(socket);
     });
   });
+}
+
+function declaresBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 /** Offsets in `chunk` just after each `\r\n\r\n`, including one that began in `tail`. */

@@ -85,7 +85,8 @@ export function tunnelRoute(deps: TunnelDeps): Route {
       for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
       // Nothing after a refused tunnel request is HTTP: do not read another request from it.
       reply.header('Connection', 'close');
-      return reply.code(err.status).type('application/json').send(stringifyJson({ error: err.message }) + '\n');
+      // A Buffer body keeps the content type exactly `application/json`, as on every API answer.
+      return reply.code(err.status).header('content-type', 'application/json').send(Buffer.from(stringifyJson({ error: err.message }) + '\n'));
     }
 
     const { slot, upstream } = relay;
