@@ -10,7 +10,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { tarArchive } from '../provisioning/docker/tar.js';
+import { tarArchive } from '../provisioning/tar.js';
 import { generateCredentials } from '../provisioning/credentials.js';
 import { buildLibvirtImage, DEFAULT_LIBVIRT_IMAGE_DIR, type LibvirtImage } from '../provisioning/images/libvirt-image.js';
 import { LibvirtBackend } from '../provisioning/libvirt/backend.js';

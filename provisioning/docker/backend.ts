@@ -21,7 +21,7 @@ import { withFloors } from '../floors.js';
 import { checkedKeyLine, ed25519KeyLine } from '../ssh-key-line.js';
 import { waitForSshBanner } from '../ssh-ready.js';
 import { installVmIsolation } from './firewall.js';
-import { tarArchive } from './tar.js';
+import { tarArchive } from '../tar.js';
 
 export const LEASE_LABEL = 'net.lease';
 const CPUSET_LABEL = 'net.cpuset';

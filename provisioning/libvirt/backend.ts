@@ -27,7 +27,7 @@ import { PASSWORD_RE, USERNAME_RE } from '../credentials.js';
 import { withFloors } from '../floors.js';
 import { checkedKeyLine, ed25519KeyLine } from '../ssh-key-line.js';
 import { waitForSshBanner } from '../ssh-ready.js';
-import { tarArchive } from '../docker/tar.js';
+import { tarArchive } from '../tar.js';
 import { libvirtImagePresent, type LibvirtImage } from '../images/libvirt-image.js';
 import { domainXml, readDomainFacts, type DomainType } from './domain-xml.js';
 import { installLibvirtIsolation } from './firewall.js';

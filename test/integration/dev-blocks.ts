@@ -2,10 +2,10 @@
 // fields, hashes (ledger.md §7.1), signs the 32 hash bytes with the account's seed and solves the
 // proof of work — the node only validates.
 
-import { blockToJson, computeBlockHash } from '../../ledger/codec/block.js';
+import { blockToJson } from '../../ledger/codec/block.js';
 import { accountAddress } from '../../ledger/crypto/address.js';
-import { publicKeyFromSeed, signEd25519 } from '../../ledger/crypto/ed25519.js';
-import { solvePow } from '../../ledger/crypto/pow.js';
+import { finishBlock as signBlock } from '../../ledger/crypto/block-signer.js';
+import { publicKeyFromSeed } from '../../ledger/crypto/ed25519.js';
 import { devSeed } from '../../ledger/genesis/devnet.js';
 import { emptyBlock, type Block } from '../../ledger/types.js';
 
@@ -24,16 +24,17 @@ export function devKey(n: number): DevKey {
   return { seed, publicKey, address: accountAddress(publicKey) };
 }
 
-/** Hash, sign and solve PoW; returns the block JSON object to POST. */
+/** Hash, sign and solve PoW (ledger/crypto/block-signer.ts); returns the block JSON object to POST. */
 export function finishBlock(
   block: Block,
   key: DevKey,
   opts: { difficulty?: bigint; startNonce?: bigint; networkId?: string } = {},
 ): Record<string, unknown> {
-  const hash = computeBlockHash(block, opts.networkId ?? DEVNET);
-  const signature = signEd25519(key.seed, Buffer.from(hash, 'hex'));
-  const pow_nonce = solvePow(hash, opts.difficulty ?? DEVNET_DIFFICULTY, opts.startNonce ?? 0n);
-  return blockToJson({ ...block, hash, signature, pow_nonce });
+  const finished = signBlock(
+    { ...block, pow_nonce: opts.startNonce ?? 0n },
+    { networkId: opts.networkId ?? DEVNET, difficulty: opts.difficulty ?? DEVNET_DIFFICULTY, seed: key.seed },
+  );
+  return blockToJson(finished);
 }
 
 export function sendBlock(
