@@ -1,12 +1,13 @@
-// Ledger engine throughput: 20,000 signed send/receive blocks through `ledger.submit` with the
-// store on disk (WAL, synchronous=NORMAL, one transaction per block), compared with the single-core
-// node:crypto ed25519 verify rate measured in the same run.
+// Ledger engine throughput: 20,000 signed send/receive blocks through the ledger with the store on
+// disk (WAL, synchronous=NORMAL) and the devnet representative (dev1) voting and finalizing every
+// block, compared with the single-core node:crypto ed25519 verify rate measured in the same run.
 //
 // Modes (both run, in this order):
-//   sequential — every signature verified inline on the main thread;
+//   sequential — `ledger.submit` per block: inline verify, one commit per block;
 //   pipelined  — signatures verified ahead in worker_threads (one batch in flight per worker)
-//                while the main thread validates and commits; the ledger is told which
-//                signatures were already checked (`ledger.preverify`).
+//                while the main thread validates and commits each batch as one group commit
+//                (`ledger.submitMany`); the ledger is told which signatures were already checked
+//                (`ledger.preverify`).
 // Run: npm run bench:ledger  [-- --blocks 20000 --workers 1 --batch 256 --mode both|sequential|pipelined]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -128,6 +129,8 @@ export function freshLedger(): { ledger: Ledger; dir: string; close: () => void 
     powDifficulty: POW,
     now: () => T0,
     certificateIterations: 1_000_000n,
+    identitySeed: devSeed(1),
+    stabilityWindowNs: 0n,
   });
   return {
     ledger,
@@ -185,7 +188,7 @@ async function runPipelined(blocks: Block[], signer: Map<string, string>, worker
         .filter((_, i) => ok[i])
         .map((b) => ({ publicKey: signer.get(b.account)!, hash: b.hash, signature: b.signature })),
     );
-    for (const b of bs) ledger.submit(b);
+    for (const r of ledger.submitMany(bs)) if (r instanceof Error) throw r;
   }
   const secs = (performance.now() - start) / 1000;
   await Promise.all(pool.map((w) => w.terminate()));

@@ -106,8 +106,12 @@ export class Ledger implements LedgerService {
 
   private readonly store: LedgerStore;
   private readonly state: LedgerState;
-  private readonly conflictBook: ConflictBook;
-  private readonly finality: Finality;
+  private conflictBook: ConflictBook;
+  private finality: Finality;
+  private readonly identitySeed: Uint8Array | undefined;
+  private readonly stabilityWindowNs: bigint;
+  /** Events held back while a group commit is open; null outside one. */
+  private batchEvents: LedgerEvent[] | null = null;
   private readonly now: () => bigint;
   private readonly listeners = new Set<(e: LedgerEvent) => void>();
   private readonly view: LedgerView;
@@ -158,18 +162,10 @@ export class Ledger implements LedgerService {
       hasAccount: (a) => this.state.accounts.has(a),
     });
     this.state.onPin = (h) => this.certificates.pin(h);
+    this.identitySeed = opts.identitySeed;
+    this.stabilityWindowNs = opts.stabilityWindowNs ?? DEFAULT_STABILITY_WINDOW_NS;
     this.conflictBook = new ConflictBook(this.store);
-    this.finality = new Finality({
-      store: this.store,
-      state: this.state,
-      conflicts: this.conflictBook,
-      weights: () => this.weightReport(),
-      now: this.now,
-      identitySeed: opts.identitySeed,
-      stabilityWindowNs: opts.stabilityWindowNs ?? DEFAULT_STABILITY_WINDOW_NS,
-      onVote: (vote) => this.emit({ kind: 'vote.cast', vote }),
-      promote: (winner) => this.promote(winner),
-    });
+    this.finality = this.newFinality();
     if (this.weightReport().total === 0n) throw new Error('ledger: total delegated weight is zero; refusing to start');
 
     this.view = {
@@ -189,6 +185,58 @@ export class Ledger implements LedgerService {
 
   get statechain(): Statechain {
     return this.statechainImpl;
+  }
+
+  private newFinality(): Finality {
+    return new Finality({
+      store: this.store,
+      state: this.state,
+      conflicts: this.conflictBook,
+      weights: () => this.weightReport(),
+      now: this.now,
+      identitySeed: this.identitySeed,
+      stabilityWindowNs: this.stabilityWindowNs,
+      onVote: (vote) => this.emit({ kind: 'vote.cast', vote }),
+      promote: (winner) => this.promote(winner),
+    });
+  }
+
+  /**
+   * Group commit: everything `fn` does to the ledger shares one SQLite transaction, so a batch of
+   * blocks costs one WAL commit, not one each. Events are delivered after the commit, and callers
+   * report results only when this returns, so "applied" still means durable. Nested calls join the
+   * open batch. If the transaction rolls back after writes, memory is rebuilt from the tables.
+   */
+  batch<T>(fn: () => T): T {
+    if (this.batchEvents) return fn();
+    const events: LedgerEvent[] = [];
+    this.batchEvents = events;
+    const changesBefore = this.store.totalChanges();
+    const finalityBefore = { advances: this.finality.advances, lastFinalityNs: this.finality.lastFinalityNs };
+    let result: T;
+    try {
+      result = storageGuard(() => this.store.transaction(fn));
+    } catch (e) {
+      if (this.store.totalChanges() !== changesBefore) this.reloadFromStore(finalityBefore);
+      throw e;
+    } finally {
+      this.batchEvents = null;
+    }
+    for (const e of events) this.emit(e);
+    return result;
+  }
+
+  /** After a rolled-back group commit: every in-memory structure again as the tables hold it. */
+  private reloadFromStore(finalityCounters: { advances: bigint; lastFinalityNs: bigint }): void {
+    const { advances, lastFinalityNs } = finalityCounters;
+    this.state.load();
+    this.certificates.reload();
+    this.conflictBook = new ConflictBook(this.store);
+    this.finality = this.newFinality();
+    this.finality.advances = advances;
+    this.finality.lastFinalityNs = lastFinalityNs;
+    this.blockTotal = [...this.state.accounts.values()].reduce((n, a) => n + a.height, 0);
+    this.seedRecent();
   }
 
   // ------------------------------------------------------------------------------------------
@@ -213,13 +261,31 @@ export class Ledger implements LedgerService {
 
   /** ledger.md §11. Throws LedgerError on rejection. */
   submit(input: Block, path: IntakePath = 'live'): SubmitResult {
+    return this.batch(() => this.submitOne(input, path));
+  }
+
+  /** Many submissions in one group commit: per block its result or its rejection, in order. */
+  submitMany(blocks: Block[], path: IntakePath = 'live'): (SubmitResult | LedgerError)[] {
+    return this.batch(() =>
+      blocks.map((b) => {
+        try {
+          return this.submitOne(b, path);
+        } catch (e) {
+          if (e instanceof LedgerError) return e;
+          throw e;
+        }
+      }),
+    );
+  }
+
+  private submitOne(input: Block, path: IntakePath): SubmitResult {
     // 1–3: type, applicable fields, hex shape, attestation count and duplicates.
     const b = intakeBlock(input);
     if (b.type === 'genesis') {
       throw invalid('genesis block rejected: ledger is not empty');
     }
     // 4: verify (hash, key declaration, opening signature).
-    verifyBlockIntrinsics(b, this.networkId);
+    verifyBlockIntrinsics(b, this.networkId, this.verifyHashSignature);
     // 5: proof of work at the effective difficulty.
     const gov = this.statechainImpl.asOf(b.timestamp < 0n ? 0n : b.timestamp);
     if (!powValid(b.pow_nonce, b.hash, this.effectiveDifficulty(gov))) {
@@ -401,12 +467,12 @@ export class Ledger implements LedgerService {
 
   /** An incoming representative vote (ledger.md §15.1); may answer with this node's final vote. */
   submitVote(vote: Vote): Vote | null {
-    return this.finality.submitVote(vote);
+    return this.batch(() => this.finality.submitVote(vote));
   }
 
   /** Time-driven work, called every ~250 ms: finality after the stability window, re-tallies. */
   tick(): void {
-    this.advanceFinality();
+    this.batch(() => this.advanceFinality());
   }
 
   /** Finality work never fails a submission that already committed; tick() retries it. */
@@ -600,6 +666,10 @@ export class Ledger implements LedgerService {
   }
 
   private emit(e: LedgerEvent): void {
+    if (this.batchEvents) {
+      this.batchEvents.push(e);
+      return;
+    }
     for (const l of this.listeners) {
       try {
         l(e);

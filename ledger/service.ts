@@ -4,6 +4,7 @@
 
 import type { RawJson } from './codec/json.js';
 import type { Vote } from './crypto/vote.js';
+import type { LedgerError } from './errors.js';
 import type {
   Block,
   Certificate,
@@ -170,6 +171,16 @@ export interface LedgerService {
 
   /** Run a block through the pipeline (ledger.md §11). Throws LedgerError on rejection. */
   submit(block: Block, path?: IntakePath): SubmitResult;
+  /**
+   * Many blocks through the pipeline in one group commit (one durable write for the batch): per
+   * block its result or its LedgerError, in order. Throws LedgerError when the commit itself fails.
+   */
+  submitMany(blocks: Block[], path?: IntakePath): (SubmitResult | LedgerError)[];
+  /**
+   * Signatures already checked elsewhere (e.g. on worker threads): the pipeline skips the ed25519
+   * check of exactly these (public key, hash, signature) triples, once each.
+   */
+  preverify(entries: { publicKey: string; hash: string; signature: string }[]): void;
 
   getBlock(hash: string): ChainBlock | null;
   /** Oldest first; `total` is the full chain length. */

@@ -46,7 +46,15 @@ export class CertificateStore implements CertificateService {
   ) {
     this.maxPerProvider = opts.maxPerProvider ?? MAX_UNREFERENCED_PER_PROVIDER;
     this.maxTotal = opts.maxTotal ?? MAX_UNREFERENCED_TOTAL;
-    for (const row of store.loadCertificates()) this.index(row.cert, row.referenced);
+    this.reload();
+  }
+
+  /** (Re)build the index from the table, e.g. after a rolled-back transaction. */
+  reload(): void {
+    this.byHash.clear();
+    this.byProvider.clear();
+    this.unreferenced = 0;
+    for (const row of this.store.loadCertificates()) this.index(row.cert, row.referenced);
   }
 
   get(hash: string): Certificate | null {

@@ -461,14 +461,24 @@ export function pubKeyDeclarationError(b: Block): string | undefined {
   return b.pub_key === '' ? undefined : 'non-open block must not declare pub_key';
 }
 
-/** §7.4: hash recompute, §7.2 key declaration, and an opening single-key block's own signature. */
-export function verifyBlockIntrinsics(block: Block, networkId: string): void {
+const verifyHashSignature = (publicKeyHex: string, hashHex: string, signatureHex: string): boolean =>
+  verifyEd25519(publicKeyHex, Buffer.from(hashHex, 'hex'), signatureHex);
+
+/**
+ * §7.4: hash recompute, §7.2 key declaration, and an opening single-key block's own signature
+ * (through `verify`, so a caller can supply signatures it checked ahead in bulk).
+ */
+export function verifyBlockIntrinsics(
+  block: Block,
+  networkId: string,
+  verify: (publicKeyHex: string, hashHex: string, signatureHex: string) => boolean = verifyHashSignature,
+): void {
   const computed = computeBlockHash(block, networkId);
   if (computed !== block.hash) throw invalid(`verify: hash mismatch: got ${block.hash}, want ${computed}`);
   const keyProblem = pubKeyDeclarationError(block);
   if (keyProblem) throw invalid(`verify: ${keyProblem}`);
   if (!isMultisig(block) && block.previous === '0') {
-    if (!verifyEd25519(block.pub_key, Buffer.from(block.hash, 'hex'), block.signature)) {
+    if (!verify(block.pub_key, block.hash, block.signature)) {
       throw invalid('verify: signature verification failed');
     }
   }

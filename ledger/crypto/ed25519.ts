@@ -100,10 +100,20 @@ export function signEd25519(seed: Uint8Array, message: Uint8Array): string {
 /** False on any malformed input (wrong length, uppercase, bad point); never throws. */
 export function verifyEd25519(publicKeyHex: string, message: Uint8Array, signatureHex: string): boolean {
   if (!isLowerHex(publicKeyHex, 64) || !isLowerHex(signatureHex, 128)) return false;
+  return verifyWithKey(publicKeyHex, message, Buffer.from(signatureHex, 'hex'));
+}
+
+/** verifyEd25519 over raw bytes (a 32-byte key, a 64-byte signature); never throws. */
+export function verifyEd25519Bytes(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+  if (publicKey.length !== 32 || signature.length !== 64) return false;
+  return verifyWithKey(Buffer.from(publicKey.buffer, publicKey.byteOffset, 32).toString('hex'), message, signature);
+}
+
+function verifyWithKey(publicKeyHex: string, message: Uint8Array, signature: Uint8Array): boolean {
   const key = publicKeyObject(publicKeyHex);
   if (!key) return false;
   try {
-    return verify(null, message, key, Buffer.from(signatureHex, 'hex'));
+    return verify(null, message, key, signature);
   } catch {
     return false;
   }

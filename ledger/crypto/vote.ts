@@ -42,6 +42,23 @@ export function signVote(seed: Uint8Array, v: Omit<Vote, 'signature'>): Vote {
   return { ...v, signature: signEd25519(seed, voteBytes(v)) };
 }
 
+/**
+ * The same vote, signed on first read of `signature`. A node's own votes count in its own tally
+ * unsigned, and most never leave the node (a lone representative signs nothing it does not send),
+ * so ed25519 signing is paid only for votes that are gossiped, answered or shown.
+ */
+export function signVoteOnDemand(seed: Uint8Array, v: Omit<Vote, 'signature'>): Vote {
+  if (publicKeyFromSeed(seed) !== v.rep_pub_key) throw new RangeError('vote rep_pub_key is not the signing key');
+  const bytes = voteBytes(v);
+  let signature: string | undefined;
+  return {
+    ...v,
+    get signature(): string {
+      return (signature ??= signEd25519(seed, bytes));
+    },
+  };
+}
+
 /** False on any malformed field or a bad signature; never throws. */
 export function verifyVote(v: Vote): boolean {
   let bytes: Uint8Array;

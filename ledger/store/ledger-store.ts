@@ -44,10 +44,26 @@ function encodeAccountBalances(a: AccountState): string {
   return stringifyJson(Object.fromEntries(a.balances));
 }
 
+/** Decoded chain blocks most recently written or read; finality and the pipeline re-read them at once. */
+const BLOCK_CACHE_SIZE = 4096;
+
+interface HeldBlock {
+  block: Block;
+  height: number;
+}
+
+const heightKey = (account: string, height: number): string => `${account}:${height}`;
+
 export class LedgerStore {
   private readonly s: Record<string, Statement>;
   // One wrapper for every transaction: better-sqlite3 builds a wrapper per db.transaction() call.
   private readonly runInTransaction: (fn: () => unknown) => unknown;
+  /**
+   * hash → block and height, in LRU order. Filled on write and on read; any rolled-back transaction
+   * empties it, so it never holds a block the tables do not.
+   */
+  private readonly blockCache = new Map<string, HeldBlock>();
+  private readonly hashAtHeight = new Map<string, string>();
 
   constructor(readonly db: Database) {
     migrateLedgerSchema(db);
@@ -63,6 +79,7 @@ export class LedgerStore {
       blockAt: p(`SELECT body FROM ledger_blocks WHERE account = ? AND height = ?`),
       chainPage: p(`SELECT body, height FROM ledger_blocks WHERE account = ? AND height > ? ORDER BY height ASC LIMIT ?`),
       blockCount: p(`SELECT COUNT(*) AS n FROM ledger_blocks`),
+      totalChanges: p(`SELECT total_changes() AS n`),
       accountPut: p(`INSERT INTO ledger_accounts (address, frontier, height, last_ts, pub_key, keyset, representative, final_height, balances)
         VALUES (@address, @frontier, @height, @last_ts, @pub_key, @keyset, @representative, @final_height, @balances)
         ON CONFLICT(address) DO UPDATE SET frontier = excluded.frontier, height = excluded.height, last_ts = excluded.last_ts,
@@ -100,7 +117,17 @@ export class LedgerStore {
 
   /** Runs `fn` in one transaction (a savepoint when nested). */
   transaction<T>(fn: () => T): T {
-    return this.runInTransaction(fn) as T;
+    try {
+      return this.runInTransaction(fn) as T;
+    } catch (e) {
+      this.forgetCachedBlocks();
+      throw e;
+    }
+  }
+
+  /** SQLite's count of rows changed on this connection so far (rolled-back changes included). */
+  totalChanges(): number {
+    return (this.s.totalChanges!.get() as { n: number }).n;
   }
 
   // --- meta and counters
@@ -127,24 +154,54 @@ export class LedgerStore {
 
   insertBlock(block: Block, height: number): void {
     this.s.blockInsert!.run(block.hash, block.account, height, block.timestamp, encodeBlock(block));
+    this.cacheBlock(block, height);
   }
 
   deleteBlock(hash: string): void {
     this.s.blockDelete!.run(hash);
+    this.uncache(hash);
   }
 
-  block(hash: string): { block: Block; height: number } | undefined {
+  /** Held blocks are shared: callers must not modify them. */
+  block(hash: string): HeldBlock | undefined {
+    const cached = this.blockCache.get(hash);
+    if (cached) return cached;
     const r = this.s.blockGet!.get(hash) as { body: string; height: number } | undefined;
-    return r && { block: decodeBlock(r.body), height: r.height };
+    return r && this.cacheBlock(decodeBlock(r.body), r.height);
   }
 
   hasBlock(hash: string): boolean {
-    return this.s.blockExists!.get(hash) !== undefined;
+    return this.blockCache.has(hash) || this.s.blockExists!.get(hash) !== undefined;
   }
 
   blockAt(account: string, height: number): Block | undefined {
+    const hash = this.hashAtHeight.get(heightKey(account, height));
+    const cached = hash === undefined ? undefined : this.blockCache.get(hash);
+    if (cached) return cached.block;
     const r = this.s.blockAt!.get(account, height) as { body: string } | undefined;
-    return r && decodeBlock(r.body);
+    return r && this.cacheBlock(decodeBlock(r.body), height).block;
+  }
+
+  private cacheBlock(block: Block, height: number): HeldBlock {
+    const held = { block, height };
+    this.blockCache.delete(block.hash);
+    this.blockCache.set(block.hash, held);
+    this.hashAtHeight.set(heightKey(block.account, height), block.hash);
+    if (this.blockCache.size > BLOCK_CACHE_SIZE) this.uncache(this.blockCache.keys().next().value as string);
+    return held;
+  }
+
+  private uncache(hash: string): void {
+    const held = this.blockCache.get(hash);
+    if (!held) return;
+    this.blockCache.delete(hash);
+    const key = heightKey(held.block.account, held.height);
+    if (this.hashAtHeight.get(key) === hash) this.hashAtHeight.delete(key);
+  }
+
+  private forgetCachedBlocks(): void {
+    this.blockCache.clear();
+    this.hashAtHeight.clear();
   }
 
   /** Blocks with height in (afterHeight, afterHeight + limit], oldest first. */
