@@ -3,6 +3,7 @@
 // gracefully (stop accepting, finish in-flight requests, close the store).
 
 import { mkdirSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -31,11 +32,15 @@ import { NodeStatus } from './status.js';
 import { NODE_VERSION } from './version.js';
 import { enableTunnelTakeover } from '../gateway/tunnel/takeover.js';
 import { startLeaseServices, type LeaseServices } from './provider/provider-stack.js';
+import { BlockIntake } from './intake/block-intake.js';
+import { VerifyPool } from './intake/verify-pool.js';
 
 const TICK_MS = 250;
 /** In-flight requests get this long to finish at shutdown; then remaining connections are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;
 const DEVNET_CERTIFICATE_ITERATIONS = 1_000_000n;
+/** Signature-check worker threads at most (block intake); the event loop keeps a core of its own. */
+const MAX_VERIFY_THREADS = 4;
 
 /** Parts other rooms supply (provisioning, gateway, marketplace); absent ones use the defaults. */
 export interface NodeExtensions {
@@ -148,6 +153,10 @@ export async function startNode(config: Config, extensions: NodeExtensions = {},
     throw err;
   }
 
+  // Block signatures are checked on worker threads (one core is left to the event loop).
+  const verifyPool = new VerifyPool(Math.max(1, Math.min(MAX_VERIFY_THREADS, availableParallelism() - 1)));
+  const intake = new BlockIntake(ledger, verifyPool);
+
   const routes = buildRoutes({
     manifest: { version: NODE_VERSION, networkId: ledger.networkId, address: identity.address, nodeId: identity.peerId },
     node: {
@@ -166,7 +175,7 @@ export async function startNode(config: Config, extensions: NodeExtensions = {},
     },
     status,
     accounts: { ledger },
-    blocks: { ledger, publish: (b) => network.publishBlock(b) },
+    blocks: { ledger, intake, publish: (b) => network.publishBlock(b) },
     providers: peer.routes.providers,
     certificates: peer.routes.certificates,
     leases: {
@@ -216,6 +225,7 @@ export async function startNode(config: Config, extensions: NodeExtensions = {},
   } catch (err) {
     clearInterval(tick);
     await api?.close();
+    await verifyPool.close();
     await leaseServices.stop();
     stopMetrics();
     status.stop();
@@ -258,6 +268,7 @@ export async function startNode(config: Config, extensions: NodeExtensions = {},
         await new Promise<void>((resolve) => ops!.close(() => resolve()));
       }
       clearInterval(tick);
+      await verifyPool.close();
       await leaseServices.stop();
       peer.stop();
       stopMetrics();

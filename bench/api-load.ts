@@ -4,15 +4,21 @@
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
+export interface Request {
+  method: 'GET' | 'POST';
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
 export interface LoadJob {
   url: string;
   connections: number;
   pipelining: number;
-  /** seconds; ignored when `amount` is set */
+  /** seconds of load against `url` (when no `sequences`) */
   duration?: number;
-  /** total requests; with `requests`, each is sent once in order when connections = 1 */
-  amount?: number;
-  requests?: { method: 'GET' | 'POST'; path: string; headers?: Record<string, string>; body?: string }[];
+  /** Each sequence is sent once, in order, over its own connection; all connections run at once. */
+  sequences?: Request[][];
 }
 
 export interface LoadResult {
@@ -24,29 +30,36 @@ export interface LoadResult {
   perSecond: number;
 }
 
-async function run(job: LoadJob): Promise<LoadResult> {
+/** Load for `duration` seconds against one URL. */
+async function timed(job: LoadJob): Promise<LoadResult> {
+  const started = performance.now();
+  const r = await autocannon({ url: job.url, connections: job.connections, pipelining: job.pipelining, duration: job.duration ?? 5 });
+  const elapsedSeconds = (performance.now() - started) / 1000;
+  return { total: r.requests.total, ok2xx: r['2xx'], non2xx: r.non2xx, errors: r.errors + r.timeouts, elapsedSeconds, perSecond: r['2xx'] / elapsedSeconds };
+}
+
+/** Every sequence over its own connection (one autocannon instance each), timed to the last response. */
+async function sequenced(job: LoadJob, sequences: Request[][]): Promise<LoadResult> {
   // autocannon notices a reached `amount` only on its 1 s ticker: time to the last response instead.
   let lastResponseAt = 0;
-  const requests = job.requests?.map((r) => ({ ...r, onResponse: () => void (lastResponseAt = performance.now()) }));
+  const onResponse = () => void (lastResponseAt = performance.now());
+  // autocannon may leave the last (pipelining − 1) requests of an `amount` unsent: pad with probes.
+  const pads: Request[] = Array.from({ length: job.pipelining - 1 }, () => ({ method: 'GET', path: '/health' }));
   const started = performance.now();
-  const r = await autocannon({
-    url: job.url,
-    connections: job.connections,
-    pipelining: job.pipelining,
-    ...(job.amount !== undefined ? { amount: job.amount } : { duration: job.duration ?? 5 }),
-    ...(requests ? { requests } : {}),
-  });
-  const finished = job.amount !== undefined && lastResponseAt > 0 ? lastResponseAt : performance.now();
-  const elapsedSeconds = (finished - started) / 1000;
-  const ok2xx = r['2xx'];
-  return {
-    total: r.requests.total,
-    ok2xx,
-    non2xx: r.non2xx,
-    errors: r.errors + r.timeouts,
-    elapsedSeconds,
-    perSecond: ok2xx / elapsedSeconds,
-  };
+  const results = await Promise.all(
+    sequences.map((seq) => {
+      const requests = [...seq, ...pads].map((r) => ({ ...r, onResponse }));
+      return autocannon({ url: job.url, connections: 1, pipelining: job.pipelining, amount: requests.length, requests });
+    }),
+  );
+  const elapsedSeconds = ((lastResponseAt || performance.now()) - started) / 1000;
+  const sum = (f: (r: Awaited<ReturnType<typeof autocannon>>) => number) => results.reduce((n, r) => n + f(r), 0);
+  const ok2xx = sum((r) => r['2xx']);
+  return { total: sum((r) => r.requests.total), ok2xx, non2xx: sum((r) => r.non2xx), errors: sum((r) => r.errors + r.timeouts), elapsedSeconds, perSecond: ok2xx / elapsedSeconds };
+}
+
+function run(job: LoadJob): Promise<LoadResult> {
+  return job.sequences ? sequenced(job, job.sequences) : timed(job);
 }
 
 const job = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as LoadJob;

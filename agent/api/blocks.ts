@@ -7,6 +7,7 @@ import { stringifyJson } from '../../ledger/codec/json.js';
 import { LedgerError } from '../../ledger/errors.js';
 import type { LedgerService } from '../../ledger/service.js';
 import type { Block, BlockType } from '../../ledger/types.js';
+import type { BlockSubmitter } from '../intake/block-intake.js';
 import { HttpError, INVALID_BODY, hasQuery, hexPathParam, intQuery, sendJson, sendJsonText } from './http.js';
 import type { Route } from './route.js';
 
@@ -57,6 +58,8 @@ export class RecentBlocks {
 
 export interface BlockRouteDeps {
   ledger: LedgerService;
+  /** Submissions go through the batching intake (worker-checked signatures, group commit). */
+  intake: BlockSubmitter;
   /** Announce a block that changed this node's state (gossip); never called for a duplicate. */
   publish: (block: Block) => void;
 }
@@ -82,18 +85,18 @@ function decodeBlock(body: unknown, type: BlockType): Block {
 }
 
 export function blockRoutes(deps: BlockRouteDeps): { recent: Route; byHash: Route; submit: Route[] } {
-  const { ledger, publish } = deps;
+  const { ledger, intake, publish } = deps;
   const recent = new RecentBlocks(ledger);
 
   const submit = (type: BlockType): Route => ({
     method: 'POST',
     path: `/blocks/${type}`,
     description: `Submit a signed ${type} block${type === 'burn' ? ' (XE only)' : type === 'mint' ? ' (authorized minter only)' : ''}`,
-    handler: (request: FastifyRequest, reply: FastifyReply) => {
+    handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const block = decodeBlock(request.body, type);
       let result;
       try {
-        result = ledger.submit(block, 'live');
+        result = await intake.submit(block);
       } catch (err) {
         if (err instanceof LedgerError) throw rejection(err);
         throw err;

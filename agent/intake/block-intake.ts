@@ -1,0 +1,121 @@
+// Block intake of the HTTP API. Submissions that arrive while earlier ones are being checked form
+// the next batch: its signatures are verified on the VerifyPool's worker threads, then the batch is
+// applied in arrival order as one group commit (ledger.submitMany). Each submission settles only
+// after its batch has committed, so a 201 still means "durable", while N blocks cost one commit
+// and no signature check on the event loop. A signature the workers could not confirm is simply
+// checked again inline by the ledger, which gives the exact rejection message.
+import { LedgerError } from '../../ledger/errors.js';
+import type { LedgerService, SubmitResult } from '../../ledger/service.js';
+import type { Block } from '../../ledger/types.js';
+import type { SignatureChecker, SignatureItem } from './verify-pool.js';
+
+/** Blocks per group commit: large enough to amortize the commit, small enough to keep latency low. */
+const MAX_BATCH = 256;
+/** Batches verified ahead of the one being applied. */
+const MAX_IN_FLIGHT = 2;
+
+interface Submission {
+  block: Block;
+  resolve: (r: SubmitResult) => void;
+  reject: (e: unknown) => void;
+}
+
+interface Batch {
+  submissions: Submission[];
+  checked: boolean;
+}
+
+export interface BlockSubmitter {
+  submit(block: Block): Promise<SubmitResult>;
+}
+
+export class BlockIntake implements BlockSubmitter {
+  private queue: Submission[] = [];
+  private readonly inFlight: Batch[] = [];
+  private scheduled = false;
+  /** account → key declared by a queued opening block, for checking the blocks queued behind it. */
+  private readonly queuedOpenings = new Map<string, string>();
+
+  constructor(
+    private readonly ledger: LedgerService,
+    /** null: no worker threads; signatures are checked inline by the ledger. */
+    private readonly checker: SignatureChecker | null,
+  ) {}
+
+  submit(block: Block): Promise<SubmitResult> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ block, resolve, reject });
+      if (block.previous === '0' && block.pub_key !== '') this.queuedOpenings.set(block.account, block.pub_key);
+      if (!this.scheduled) {
+        this.scheduled = true;
+        // Let every request already received join this batch first.
+        setImmediate(() => {
+          this.scheduled = false;
+          this.dispatch();
+        });
+      }
+    });
+  }
+
+  private dispatch(): void {
+    while (this.queue.length > 0 && this.inFlight.length < MAX_IN_FLIGHT) {
+      const batch: Batch = { submissions: this.queue.splice(0, MAX_BATCH), checked: false };
+      this.inFlight.push(batch);
+      void this.check(batch).then(() => {
+        batch.checked = true;
+        this.applyReady();
+      });
+    }
+  }
+
+  private async check(batch: Batch): Promise<void> {
+    if (!this.checker) return;
+    const items = batch.submissions.flatMap((s) => this.signatureItems(s.block));
+    let ok: boolean[];
+    try {
+      ok = await this.checker.check(items);
+    } catch {
+      return; // the ledger verifies inline
+    }
+    this.ledger.preverify(
+      items.filter((_, i) => ok[i]).map(([publicKey, hash, signature]) => ({ publicKey, hash, signature })),
+    );
+  }
+
+  /** The signatures the pipeline will check for `b`, where the signing key is already knowable. */
+  private signatureItems(b: Block): SignatureItem[] {
+    if (b.signatures !== null) return b.signatures.map((s): SignatureItem => [s.public_key, b.hash, s.signature]);
+    const key = b.previous === '0' ? b.pub_key : (this.ledger.publicKeyOf(b.account) ?? this.queuedOpenings.get(b.account));
+    return key ? [[key, b.hash, b.signature]] : [];
+  }
+
+  /** Apply checked batches in arrival order. */
+  private applyReady(): void {
+    while (this.inFlight[0]?.checked) {
+      const { submissions } = this.inFlight.shift()!;
+      this.apply(submissions);
+    }
+    this.dispatch();
+  }
+
+  private apply(submissions: Submission[]): void {
+    for (const { block } of submissions) {
+      if (block.previous === '0' && this.queuedOpenings.get(block.account) === block.pub_key) {
+        this.queuedOpenings.delete(block.account);
+      }
+    }
+    let results: (SubmitResult | LedgerError)[];
+    try {
+      results = this.ledger.submitMany(submissions.map((s) => s.block), 'live');
+    } catch (err) {
+      // The group commit itself failed: nothing of the batch was applied.
+      for (const s of submissions) s.reject(err);
+      return;
+    }
+    submissions.forEach((s, i) => {
+      const r = results[i]!;
+      if (r instanceof LedgerError) s.reject(r);
+      else s.resolve(r);
+    });
+  }
+}
