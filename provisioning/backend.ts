@@ -46,6 +46,8 @@ export interface VmBackend {
   list(): Promise<ObservedVm[]>;
   /** Check that the backend is usable (engine reachable, image present); throws a readable error. */
   check(): Promise<void>;
+  /** Release what the backend prepared ahead of time (never a tenant machine), at shutdown. */
+  close?(): Promise<void>;
 }
 
 export function vmName(leaseHash: string): string {

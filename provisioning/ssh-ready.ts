@@ -24,21 +24,29 @@ export function sshBannerAnswers(ssh: SshEndpoint, timeoutMs = 2000): Promise<bo
   });
 }
 
-/** Polls until the banner answers; throws on timeout or abort. `alive` may veto early (guest died). */
+/**
+ * Polls until the banner answers; throws on timeout or abort. The pause between probes starts at 5 ms
+ * and grows by half each time up to `intervalMs` (50 ms): a guest that is nearly up is seen within a
+ * few ms, a slow one is not hammered. `alive` (consulted every half second) may veto early (guest died).
+ */
 export async function waitForSshBanner(
   ssh: SshEndpoint,
   opts: { timeoutMs: number; intervalMs?: number; signal?: AbortSignal; alive?: () => Promise<string | null> },
 ): Promise<void> {
   const deadline = Date.now() + opts.timeoutMs;
-  const interval = opts.intervalMs ?? 50;
-  for (let attempt = 0; ; attempt++) {
+  const maxInterval = opts.intervalMs ?? 50;
+  let interval = Math.min(5, maxInterval);
+  let nextAliveCheck = Date.now() + 500;
+  for (;;) {
     opts.signal?.throwIfAborted();
     if (await sshBannerAnswers(ssh, Math.min(2000, Math.max(100, deadline - Date.now())))) return;
-    if (opts.alive && attempt % 10 === 9) {
+    if (opts.alive && Date.now() >= nextAliveCheck) {
       const dead = await opts.alive();
       if (dead !== null) throw new Error(dead);
+      nextAliveCheck = Date.now() + 500;
     }
     if (Date.now() >= deadline) throw new Error(`ssh server at ${ssh.host}:${ssh.port} did not answer within ${opts.timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, interval));
+    interval = Math.min(maxInterval, interval * 1.5);
   }
 }

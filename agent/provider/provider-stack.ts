@@ -55,12 +55,13 @@ export async function startLeaseServices(d: LeaseServicesDeps): Promise<LeaseSer
   const loopMs = config.dev ? 1_000 : 5_000;
   const log = logger.child({ component: 'provider' });
   let reconciler: Reconciler | null = null;
+  let backend: VmBackend | null = null;
   let gateway: SshGateway | null = null;
   let role: ProviderRole | undefined;
 
   if (config.provider.enabled) {
     if (!ledger.statechainImpl.asOf(nowNs()).timekeepers) throw new Error(NO_TIMEKEEPERS);
-    const backend = vmBackend(config, log);
+    backend = vmBackend(config, log);
     await backend.check();
     reconciler = new Reconciler({
       backend,
@@ -188,6 +189,7 @@ export async function startLeaseServices(d: LeaseServicesDeps): Promise<LeaseSer
       await gateway?.close();
       // The reconciler stops its loop only: tenant VMs keep running across an agent restart.
       await reconciler?.stop();
+      await backend?.close?.();
     },
   };
 }

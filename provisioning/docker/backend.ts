@@ -11,20 +11,26 @@
 // mounts, IPv6 off, a dedicated bridge with inter-container traffic disabled plus host firewall rules
 // (firewall.ts). sshd is published on 127.0.0.1 only. Credentials reach the guest's first boot as a tar
 // archive on its stdin — never through env vars or arguments, which `docker inspect` shows.
+//
+// Network: a VM joins a network namespace on that bridge started ahead of time (network-pool.ts) when
+// one is warm, else it joins the bridge itself. Either way the namespace is the VM's alone.
 
 import type { Duplex } from 'node:stream';
 import Docker from 'dockerode';
-import type { ObservedVm, SshEndpoint, VmBackend, VmHandle, VmSpec } from '../backend.js';
+import type { ObservedVm, VmBackend, VmHandle, VmSpec } from '../backend.js';
 import { vmName } from '../backend.js';
 import { USERNAME_RE, PASSWORD_RE } from '../credentials.js';
 import { withFloors } from '../floors.js';
 import { checkedKeyLine, ed25519KeyLine } from '../ssh-key-line.js';
 import { waitForSshBanner } from '../ssh-ready.js';
 import { installVmIsolation } from './firewall.js';
+import { HOLDER_LABEL, holderName, NetworkPool, sshEndpointOf, type WarmNetwork } from './network-pool.js';
 import { tarArchive } from '../tar.js';
 
 export const LEASE_LABEL = 'net.lease';
 const CPUSET_LABEL = 'net.cpuset';
+/** On a VM that joined a warm namespace: the holder container's id. */
+export const NETNS_LABEL = 'net.netns';
 
 /**
  * Capabilities kept (all others dropped), each one found necessary by removing it and trying again:
@@ -46,6 +52,8 @@ export interface DockerBackendOptions {
   readyTimeoutMs?: number;
   /** `auto`: enforce disk_gb where the storage driver supports it; `off`: never. */
   diskLimit?: 'auto' | 'off';
+  /** Network namespaces kept started ahead of time, from `check()` on (default 1; 0: none). */
+  warmNetworks?: number;
 }
 
 interface HostFacts {
@@ -66,6 +74,9 @@ export class DockerBackend implements VmBackend {
   private readonly pidsLimit: number;
   private readonly readyTimeoutMs: number;
   private readonly diskLimit: 'auto' | 'off';
+  private readonly pool: NetworkPool;
+  /** Set by `check()` (node start): only then are namespaces started ahead of time. */
+  private warming = false;
   private networkReady: Promise<void> | null = null;
   private hostFacts: Promise<HostFacts> | null = null;
   /** Serializes cpuset choice and container creation so two requests never pick cores blindly. */
@@ -79,6 +90,7 @@ export class DockerBackend implements VmBackend {
     this.pidsLimit = opts.pidsLimit ?? 4096;
     this.readyTimeoutMs = opts.readyTimeoutMs ?? 60_000;
     this.diskLimit = opts.diskLimit ?? 'auto';
+    this.pool = new NetworkPool({ docker: this.docker, image: this.image, network: this.network, size: opts.warmNetworks ?? 1 });
   }
 
   async check(): Promise<void> {
@@ -89,6 +101,21 @@ export class DockerBackend implements VmBackend {
     }
     await this.requireImage();
     await this.ensureNetwork();
+    await this.pool.removeOrphans();
+    this.warming = true;
+    this.pool.fill();
+    await this.pool.settled();
+  }
+
+  /** Resolves once the warm network namespaces being started are up (benchmarks wait for it). */
+  warmed(): Promise<void> {
+    return this.pool.settled();
+  }
+
+  /** Removes the warm network namespaces nobody claimed (tenant VMs are left alone). */
+  async close(): Promise<void> {
+    this.warming = false;
+    await this.pool.drain();
   }
 
   async create(spec: VmSpec, signal?: AbortSignal): Promise<VmHandle> {
@@ -97,19 +124,28 @@ export class DockerBackend implements VmBackend {
     const name = vmName(spec.leaseHash);
     await this.destroy(spec.leaseHash); // a leftover of an earlier attempt for this lease, never another's
     signal?.throwIfAborted();
-    const container = await this.serialized(() => this.createContainer(spec, name));
+    const warm = await this.pool.take();
     try {
+      // Both settle before any cleanup, so a failure of one never races the other's result.
+      const [made, named] = await Promise.allSettled([
+        this.serialized(() => this.createContainer(spec, name, warm)),
+        warm && this.pool.name(warm, holderName(name)),
+      ]);
+      if (made.status === 'rejected') throw made.reason;
+      if (named.status === 'rejected') throw named.reason;
+      const container = made.value;
       // The credentials go through stdin (attached before start, closed after writing): cheaper than
       // an archive upload into a stopped container, and invisible to inspect and logs alike.
       const stdin = (await container.attach({ stream: true, stdin: true, hijack: true })) as Duplex;
       signal?.throwIfAborted();
       await container.start();
-      await new Promise<void>((resolve, reject) => {
-        stdin.on('error', reject);
-        stdin.end(files, () => resolve());
-      });
-      stdin.destroy(); // everything is written; the guest sees end-of-file
-      const ssh = await this.sshEndpointOf(container);
+      const [ssh] = await Promise.all([
+        warm ? warm.ssh : container.inspect().then(sshEndpointOf),
+        new Promise<void>((resolve, reject) => {
+          stdin.on('error', reject);
+          stdin.end(files, () => resolve());
+        }).finally(() => stdin.destroy()), // everything is written; the guest sees end-of-file
+      ]);
       await waitForSshBanner(ssh, {
         timeoutMs: this.readyTimeoutMs,
         signal,
@@ -117,34 +153,58 @@ export class DockerBackend implements VmBackend {
       });
       return { backendId: container.id, ssh };
     } catch (err) {
-      await this.removeContainer(name);
+      await Promise.all([this.removeMachine(name), warm && this.pool.discard(warm)]);
       throw err;
+    } finally {
+      // After the VM is up, so the refill never competes with the start it served.
+      if (this.warming) this.pool.fill();
     }
   }
 
   async destroy(leaseHash: string): Promise<void> {
     const name = vmName(leaseHash);
-    try {
-      const info = await this.docker.getContainer(name).inspect();
-      if (info.Config.Labels?.[LEASE_LABEL] !== leaseHash) return;
-    } catch (err) {
-      if (statusCode(err) === 404) return;
-      throw err;
-    }
-    await this.removeContainer(name);
+    await Promise.all([
+      this.removeIfLabelled(name, (labels) => labels[LEASE_LABEL] === leaseHash),
+      this.removeIfLabelled(holderName(name), (labels) => labels[HOLDER_LABEL] !== undefined),
+    ]);
   }
 
   async list(): Promise<ObservedVm[]> {
-    const containers = await this.docker.listContainers({ all: true, filters: { label: [LEASE_LABEL] } });
-    return containers.map((c) => {
-      const port = c.Ports.find((p) => p.PrivatePort === 22 && p.PublicPort !== undefined && p.IP === '127.0.0.1');
+    const [vms, holders] = await Promise.all([
+      this.docker.listContainers({ all: true, filters: { label: [LEASE_LABEL] } }),
+      this.docker.listContainers({ all: true, filters: { label: [HOLDER_LABEL] } }),
+    ]);
+    const holderById = new Map(holders.map((h) => [h.Id, h]));
+    return Promise.all(vms.map(async (c) => {
+      const holderId = c.Labels[NETNS_LABEL];
+      const holder = holderId === undefined ? c : holderById.get(holderId);
+      let running = c.State === 'running' && holder?.State === 'running';
+      if (!running && holder && holder !== c && holder.State === 'running') running = await this.restartAfterFailedJoin(c.Id);
+      const port = holder?.Ports.find((p) => p.PrivatePort === 22 && p.PublicPort !== undefined && p.IP === '127.0.0.1');
       return {
         leaseHash: c.Labels[LEASE_LABEL]!,
         backendId: c.Id,
-        running: c.State === 'running',
+        running,
         ssh: port ? { host: '127.0.0.1', port: port.PublicPort } : null,
       };
-    });
+    }));
+  }
+
+  /**
+   * After a daemon restart Docker starts containers in no particular order: a VM started before its
+   * namespace holder fails to join it and stays stopped (the restart policy does not retry a start
+   * error). Such a VM — stopped with a start error, its holder running — is started again here.
+   */
+  private async restartAfterFailedJoin(id: string): Promise<boolean> {
+    const container = this.docker.getContainer(id);
+    const info = await container.inspect();
+    if (info.State.Running || info.State.Error === '') return info.State.Running;
+    try {
+      await container.start();
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private async requireImage(): Promise<void> {
@@ -162,27 +222,34 @@ export class DockerBackend implements VmBackend {
     return next;
   }
 
-  private async createContainer(spec: VmSpec, name: string): Promise<Docker.Container> {
+  private async createContainer(spec: VmSpec, name: string, warm: WarmNetwork | null): Promise<Docker.Container> {
     const r = withFloors(spec);
     const facts = await this.facts();
     const cpuset = r.vcpus <= facts.cpus ? await this.pickCores(r.vcpus, facts.cpus) : null;
     const memoryBytes = r.memoryMb * 1024 * 1024;
     const labels: Record<string, string> = { [LEASE_LABEL]: spec.leaseHash };
     if (cpuset) labels[CPUSET_LABEL] = cpuset;
+    if (warm) labels[NETNS_LABEL] = warm.id;
+    // In a warm namespace the holder has the port, the IPv6 setting and the host name.
+    const network = warm
+      ? { NetworkMode: `container:${warm.id}` }
+      : {
+          NetworkMode: this.network,
+          PortBindings: { '22/tcp': [{ HostIp: '127.0.0.1', HostPort: '' }] },
+          Sysctls: { 'net.ipv6.conf.all.disable_ipv6': '1' },
+        };
     try {
       return await this.docker.createContainer({
         name,
         Image: this.image,
-        Hostname: name,
+        ...(warm ? {} : { Hostname: name, ExposedPorts: { '22/tcp': {} } }),
         Labels: labels,
-        ExposedPorts: { '22/tcp': {} },
         Env: ['NETVM_PROVISION=stdin'],
         AttachStdin: true,
         OpenStdin: true,
         StdinOnce: true,
         HostConfig: {
-          NetworkMode: this.network,
-          PortBindings: { '22/tcp': [{ HostIp: '127.0.0.1', HostPort: '' }] },
+          ...network,
           Memory: memoryBytes,
           MemorySwap: memoryBytes,
           // Docker refuses NanoCpus above the host's count; a raw quota records the lease's number.
@@ -193,7 +260,6 @@ export class DockerBackend implements VmBackend {
           CapDrop: ['ALL'],
           CapAdd: VM_CAPABILITIES,
           Init: true,
-          Sysctls: { 'net.ipv6.conf.all.disable_ipv6': '1' },
           RestartPolicy: { Name: 'unless-stopped', MaximumRetryCount: 0 },
           LogConfig: { Type: 'json-file', Config: { 'max-size': '1m', 'max-file': '1' } },
         },
@@ -261,13 +327,6 @@ export class DockerBackend implements VmBackend {
     await installVmIsolation(options['com.docker.network.bridge.name'] ?? this.bridge);
   }
 
-  private async sshEndpointOf(container: Docker.Container): Promise<SshEndpoint> {
-    const info = await container.inspect();
-    const binding = info.NetworkSettings.Ports['22/tcp']?.find((b) => b.HostIp === '127.0.0.1');
-    if (!binding) throw new Error('docker published no 127.0.0.1 port for the guest ssh server');
-    return { host: '127.0.0.1', port: Number(binding.HostPort) };
-  }
-
   /** Null while the container runs; otherwise why it stopped (exit code and the last log line). */
   private async deathReason(container: Docker.Container): Promise<string | null> {
     const info = await container.inspect();
@@ -276,6 +335,23 @@ export class DockerBackend implements VmBackend {
     const logs = demuxLogs(await container.logs({ stdout: true, stderr: true, tail: 5 }));
     const last = logs.split('\n').map((l) => l.trim()).filter(Boolean).pop() ?? '';
     return `vm container exited with code ${info.State.ExitCode}${last ? `: ${last}` : ''}`;
+  }
+
+  /** The VM container and its namespace holder, whichever exist. */
+  private async removeMachine(name: string): Promise<void> {
+    await Promise.all([this.removeContainer(name), this.removeContainer(holderName(name))]);
+  }
+
+  /** Removes container `name` if it exists and its labels pass `owned` (never another's container). */
+  private async removeIfLabelled(name: string, owned: (labels: Record<string, string>) => boolean): Promise<void> {
+    try {
+      const info = await this.docker.getContainer(name).inspect();
+      if (!owned(info.Config.Labels ?? {})) return;
+    } catch (err) {
+      if (statusCode(err) === 404) return;
+      throw err;
+    }
+    await this.removeContainer(name);
   }
 
   private async removeContainer(name: string): Promise<void> {

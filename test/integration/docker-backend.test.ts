@@ -3,6 +3,7 @@
 // Fails (never skips) when Docker is not available.
 
 import { execFileSync } from 'node:child_process';
+import type Docker from 'dockerode';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { networkInterfaces, tmpdir } from 'node:os';
@@ -10,8 +11,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { VmHandle, VmSpec } from '../../provisioning/backend.js';
 import { generateCredentials } from '../../provisioning/credentials.js';
-import { DockerBackend, VM_CAPABILITIES } from '../../provisioning/docker/backend.js';
+import { DockerBackend, NETNS_LABEL, VM_CAPABILITIES } from '../../provisioning/docker/backend.js';
 import { FORWARD_CHAIN, INPUT_CHAIN, installVmIsolation } from '../../provisioning/docker/firewall.js';
+import { HOLDER_LABEL } from '../../provisioning/docker/network-pool.js';
 import { sshBannerAnswers } from '../../provisioning/ssh-ready.js';
 import { containersOfLease, docker, failEveryTestOnSetupError, randomLeaseHash, requireDockerImage } from './helpers/docker-vm.js';
 import { sshKeygen, sshPasswordAttempt, sshRun, type KeyPair } from './helpers/vm-ssh.js';
@@ -35,6 +37,13 @@ echo "capbnd=$(awk '/^CapBnd/ {print $2}' /proc/1/status)"`;
 
 function parseLimits(text: string): Record<string, string> {
   return Object.fromEntries(text.trim().split('\n').map((l) => l.split('=') as [string, string]));
+}
+
+/** The container owning a VM's network namespace: its warm-namespace holder, else the VM itself. */
+async function networkContainer(vmId: string): Promise<Docker.ContainerInspectInfo> {
+  const info = await docker.getContainer(vmId).inspect();
+  const holder = info.Config.Labels[NETNS_LABEL];
+  return holder === undefined ? info : docker.getContainer(holder).inspect();
 }
 
 function cpusetSize(set: string): number {
@@ -74,6 +83,7 @@ describe('DockerBackend (real Docker, real ssh)', () => {
 
   afterAll(async () => {
     for (const h of created) await backend?.destroy(h);
+    await backend?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -94,13 +104,30 @@ describe('DockerBackend (real Docker, real ssh)', () => {
       const info = await docker.getContainer(handle.backendId).inspect();
       expect(info.Name).toBe(`/netvm-${vm.leaseHash.slice(0, 12)}`);
       expect(info.Config.Labels['net.lease']).toBe(vm.leaseHash);
-      const bindings = Object.values(info.HostConfig.PortBindings ?? {}).flat() as { HostIp: string }[];
-      expect(bindings.map((b) => b.HostIp)).toEqual(['127.0.0.1']);
-      expect(Object.keys(info.NetworkSettings.Ports)).toEqual(['22/tcp']);
       expect(info.HostConfig.Privileged).toBe(false);
       expect(info.Mounts).toEqual([]);
       expect(info.HostConfig.Binds ?? []).toEqual([]);
       expect(info.HostConfig.CapDrop).toEqual(['ALL']);
+    });
+
+    it('runs in the warm network namespace, whose holder is minimal and publishes sshd on 127.0.0.1 only', async () => {
+      const info = await docker.getContainer(handle.backendId).inspect();
+      const holderId = info.Config.Labels[NETNS_LABEL]!;
+      expect(info.HostConfig.NetworkMode).toBe(`container:${holderId}`);
+      const holder = await networkContainer(handle.backendId);
+      expect(holder.Id).toBe(holderId);
+      expect(holder.Name).toBe(`/netvm-${vm.leaseHash.slice(0, 12)}-net`);
+      expect(holder.Config.Labels[HOLDER_LABEL]).toBeDefined();
+      expect(Object.keys(holder.NetworkSettings.Networks)).toEqual(['netnode-vms']);
+      const bindings = Object.values(holder.HostConfig.PortBindings ?? {}).flat() as { HostIp: string }[];
+      expect(bindings.map((b) => b.HostIp)).toEqual(['127.0.0.1']);
+      expect(Object.keys(holder.NetworkSettings.Ports)).toEqual(['22/tcp']);
+      expect(holder.HostConfig.Privileged).toBe(false);
+      expect(holder.HostConfig.CapDrop).toEqual(['ALL']);
+      expect(holder.HostConfig.CapAdd ?? []).toEqual([]);
+      expect(holder.HostConfig.ReadonlyRootfs).toBe(true);
+      expect(holder.Config.User).toBe('65534:65534');
+      expect(holder.Mounts).toEqual([]);
     });
 
     it('lets root and the generated user log in with the lease key', async () => {
@@ -187,14 +214,33 @@ describe('DockerBackend (real Docker, real ssh)', () => {
       handle = { ...handle, ssh: listed.ssh! };
     });
 
-    it('is listed, and teardown leaves nothing behind (idempotently)', async () => {
+    it('starts again a VM that lost the start race with its namespace holder (daemon restart)', async () => {
+      const holder = docker.getContainer((await networkContainer(handle.backendId)).Id);
+      const vmContainer = docker.getContainer(handle.backendId);
+      await vmContainer.stop({ t: 1 });
+      await holder.stop({ t: 1 });
+      await expect(vmContainer.start()).rejects.toThrow(/non running container/);
+      await holder.start();
+      const listed = (await backend.list()).find((o) => o.leaseHash === vm.leaseHash)!;
+      expect(listed.running).toBe(true);
+      expect((await vmContainer.inspect()).State.Running).toBe(true);
+      const deadline = Date.now() + 20_000;
+      while (!(await sshBannerAnswers(listed.ssh!)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      const root = await sshRun(listed.ssh!, 'root', leaseKey, 'id -u');
+      expect(root.stdout.trim()).toBe('0');
+      handle = { ...handle, ssh: listed.ssh! };
+    });
+
+    it('is listed, and teardown leaves nothing behind, namespace holder included (idempotently)', async () => {
       const listed = (await backend.list()).find((o) => o.leaseHash === vm.leaseHash);
       expect(listed).toEqual({ leaseHash: vm.leaseHash, backendId: handle.backendId, running: true, ssh: handle.ssh });
+      const holderId = (await networkContainer(handle.backendId)).Id;
       const volumesBefore = (await docker.listVolumes()).Volumes?.length ?? 0;
       await backend.destroy(vm.leaseHash);
       await backend.destroy(vm.leaseHash);
       expect(await containersOfLease(vm.leaseHash)).toEqual([]);
       await expect(docker.getContainer(handle.backendId).inspect()).rejects.toMatchObject({ statusCode: 404 });
+      await expect(docker.getContainer(holderId).inspect()).rejects.toMatchObject({ statusCode: 404 });
       expect((await backend.list()).some((o) => o.leaseHash === vm.leaseHash)).toBe(false);
       expect((await docker.listVolumes()).Volumes?.length ?? 0).toBe(volumesBefore);
       expect(await sshBannerAnswers(handle.ssh, 500)).toBe(false);
@@ -230,8 +276,11 @@ describe('DockerBackend (real Docker, real ssh)', () => {
       await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
       port = (server.address() as { port: number }).port;
       const [sa, sb] = [spec(), spec()];
+      // Created together: one joins the warm namespace, the other the bridge itself; both must be isolated.
       [a, b] = await Promise.all([backend.create(sa), backend.create(sb)]);
-      bIp = (await docker.getContainer(b.backendId).inspect()).NetworkSettings.Networks['netnode-vms']!.IPAddress;
+      const warmOnes = await Promise.all([a, b].map(async (h) => (await docker.getContainer(h.backendId).inspect()).Config.Labels[NETNS_LABEL] !== undefined));
+      expect(warmOnes.sort()).toEqual([false, true]);
+      bIp = (await networkContainer(b.backendId)).NetworkSettings.Networks['netnode-vms']!.IPAddress;
       // The host as the VM sees it: its default gateway (the bridge's address on the host).
       gatewayIp = (await sshRun(a.ssh, 'root', leaseKey, "ip -4 route show default | awk '{print $3}'")).stdout.trim();
       expect(gatewayIp).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
@@ -255,6 +304,9 @@ describe('DockerBackend (real Docker, real ssh)', () => {
 
     it('blocks connections from one VM to another VM', async () => {
       expect(await probe(a, bIp, 22)).toBe('blocked');
+      const aIp = (await networkContainer(a.backendId)).NetworkSettings.Networks['netnode-vms']!.IPAddress;
+      expect(aIp).not.toBe(bIp);
+      expect(await probe(b, aIp, 22)).toBe('blocked');
       // B's sshd does listen on that address: the host reaches it directly.
       expect(await sshBannerAnswers({ host: bIp, port: 22 })).toBe(true);
     });

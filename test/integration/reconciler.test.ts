@@ -11,7 +11,8 @@ import Database from 'better-sqlite3';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DockerBackend } from '../../provisioning/docker/backend.js';
+import { DockerBackend, NETNS_LABEL } from '../../provisioning/docker/backend.js';
+import { NetworkPool } from '../../provisioning/docker/network-pool.js';
 import type { LeaseFacts } from '../../provisioning/lease-view.js';
 import { Reconciler } from '../../provisioning/reconciler.js';
 import { VmRecords } from '../../provisioning/records.js';
@@ -89,6 +90,8 @@ describe('Reconciler (real Docker, real SQLite)', () => {
   afterAll(async () => {
     const backend = new DockerBackend({ image: image ?? 'unused' });
     for (const h of touched) await backend.destroy(h);
+    // The killed child's spare warm namespace.
+    await new NetworkPool({ docker, image: image ?? 'unused', network: 'netnode-vms', size: 0 }).removeOrphans();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -215,6 +218,7 @@ describe('Reconciler (real Docker, real SQLite)', () => {
     const fromChild = JSON.parse(line) as { status: string; backendId: string };
     expect(fromChild.status).toBe('running');
     const before = await docker.getContainer(fromChild.backendId).inspect();
+    expect(before.Config.Labels[NETNS_LABEL]).toBeDefined(); // in a warm namespace, as on a node
 
     const exited = new Promise((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
     child.kill('SIGKILL');

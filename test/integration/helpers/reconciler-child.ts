@@ -16,8 +16,10 @@ const config = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as {
 };
 const leases = new LeaseBook();
 const lease = leases.put(leaseFromJson(config.lease));
+const backend = new DockerBackend({ image: config.image });
+await backend.check(); // as the node does at start: the VM joins a warm network namespace
 const reconciler = new Reconciler({
-  backend: new DockerBackend({ image: config.image }),
+  backend,
   records: new VmRecords(new Database(config.dbPath)),
   leases,
   gatewayAuthorizedKey: config.gatewayLine,
