@@ -49,12 +49,12 @@ export function signVote(seed: Uint8Array, v: Omit<Vote, 'signature'>): Vote {
  */
 export function signVoteOnDemand(seed: Uint8Array, v: Omit<Vote, 'signature'>): Vote {
   if (publicKeyFromSeed(seed) !== v.rep_pub_key) throw new RangeError('vote rep_pub_key is not the signing key');
-  const bytes = voteBytes(v);
+  const fields = { ...v };
   let signature: string | undefined;
   return {
     ...v,
     get signature(): string {
-      return (signature ??= signEd25519(seed, bytes));
+      return (signature ??= signEd25519(seed, voteBytes(fields)));
     },
   };
 }

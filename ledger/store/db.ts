@@ -18,6 +18,8 @@ export type { Database } from 'better-sqlite3';
 
 export const WAL_AUTOCHECKPOINT_PAGES = 10_000;
 export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+/** SQLite page cache (grows only as used): the block and account indexes are keyed by random hashes. */
+export const PAGE_CACHE_KIB = 65_536;
 
 export function openDatabase(path: string): Database.Database {
   const db = new Database(path);
@@ -27,5 +29,6 @@ export function openDatabase(path: string): Database.Database {
   db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   db.pragma('foreign_keys = OFF');
   db.pragma('busy_timeout = 5000');
+  db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
   return db;
 }
