@@ -7,7 +7,7 @@ import { stringifyJson } from '../../ledger/codec/json.js';
 import { LedgerError } from '../../ledger/errors.js';
 import type { LedgerService } from '../../ledger/service.js';
 import type { Block, BlockType } from '../../ledger/types.js';
-import type { BlockSubmitter } from '../intake/block-intake.js';
+import { IntakeBusyError, type BlockSubmitter } from '../intake/block-intake.js';
 import { HttpError, INVALID_BODY, hasQuery, hexPathParam, intQuery, sendJson, sendJsonText } from './http.js';
 import type { Route } from './route.js';
 
@@ -99,6 +99,7 @@ export function blockRoutes(deps: BlockRouteDeps): { recent: Route; byHash: Rout
         result = await intake.submit(block);
       } catch (err) {
         if (err instanceof LedgerError) throw rejection(err);
+        if (err instanceof IntakeBusyError) throw new HttpError(503, `block rejected: ${err.message}`, { 'Retry-After': '1' }, true);
         throw err;
       }
       if (result.status === 'applied') publish(result.block);

@@ -13,6 +13,16 @@ import type { SignatureChecker, SignatureItem } from './verify-pool.js';
 const MAX_BATCH = 256;
 /** Batches verified ahead of the one being applied. */
 const MAX_IN_FLIGHT = 2;
+/** Submissions waiting beyond this are refused as retryable: the queue never grows without bound. */
+export const MAX_QUEUED = 8192;
+
+/** The intake is full; the client should retry shortly. */
+export class IntakeBusyError extends Error {
+  constructor() {
+    super('block intake busy');
+    this.name = 'IntakeBusyError';
+  }
+}
 
 interface Submission {
   block: Block;
@@ -43,6 +53,7 @@ export class BlockIntake implements BlockSubmitter {
   ) {}
 
   submit(block: Block): Promise<SubmitResult> {
+    if (this.queue.length >= MAX_QUEUED) return Promise.reject(new IntakeBusyError());
     return new Promise((resolve, reject) => {
       this.queue.push({ block, resolve, reject });
       if (block.previous === '0' && block.pub_key !== '') this.queuedOpenings.set(block.account, block.pub_key);

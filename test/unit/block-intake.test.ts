@@ -2,7 +2,7 @@
 // ledger still decides, with its exact messages. The checker here runs in-process (the real worker
 // pool is tested against the compiled tree in test/integration/verify-pool.test.ts).
 import { beforeEach, describe, expect, it } from 'vitest';
-import { BlockIntake } from '../../agent/intake/block-intake.js';
+import { BlockIntake, IntakeBusyError, MAX_QUEUED } from '../../agent/intake/block-intake.js';
 import type { SignatureChecker, SignatureItem } from '../../agent/intake/verify-pool.js';
 import { verifyEd25519 } from '../../ledger/crypto/ed25519.js';
 import { LedgerError } from '../../ledger/errors.js';
@@ -79,6 +79,17 @@ describe('BlockIntake', () => {
       const results = await Promise.all(dependentBlocks().map((b) => intake.submit(b)));
       expect(results.map((r) => r.status)).toEqual(['applied', 'applied', 'applied']);
     }
+  });
+
+  it('refuses submissions beyond its queue bound as busy, and serves the queued ones', async () => {
+    const intake = new BlockIntake(t.ledger, null);
+    const [send] = dependentBlocks();
+    const queued = Array.from({ length: MAX_QUEUED }, () => intake.submit(send!));
+    await expect(intake.submit(send!)).rejects.toBeInstanceOf(IntakeBusyError);
+    const results = await Promise.all(queued);
+    expect(results[0]!.status).toBe('applied');
+    expect(results.slice(1).every((r) => r.status === 'duplicate')).toBe(true);
+    expect((await intake.submit(send!)).status).toBe('duplicate');
   });
 
   it('works without a checker (group commit only) and answers a duplicate as such', async () => {
