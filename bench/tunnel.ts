@@ -1,21 +1,27 @@
 // Tunnel and gateway overhead, measured in the same run against the same "VM":
-//  1. raw bytes: bulk throughput (256 MiB one way) and 1-byte round-trip latency (p50 of 2000) through
-//     `POST /tunnel/{lease}/tcp` vs a direct TCP connection to the same VM-side port
-//     (targets: throughput ratio ≥ 0.8, added p50 ≤ 0.2 ms);
+//  1. raw bytes: bulk throughput (256 MiB client → VM, the target; and VM → client, reported) and
+//     1-byte round-trip latency (p50 of 2000) through `POST /tunnel/{lease}/tcp` vs a direct TCP
+//     connection to the same VM-side port (targets: throughput ratio ≥ 0.8, added p50 ≤ 0.2 ms);
 //  2. scp of 256 MiB through the tunnel (ProxyCommand + ProxyUseFdpass: bench/tunnel-fdpass.py does the
 //     HTTP handshake and hands the socket to ssh) vs straight to the VM's sshd (target ratio ≥ 0.8);
 //  3. scp of 256 MiB through the SSH gateway (`-J`) vs OpenSSH's own `-J` through a plain sshd jump
 //     host (target ratio ≥ 0.5).
 // The VM is a real OpenSSH sshd on loopback (the gateway tests' stand-in), or with `--vm docker` a
 // Docker-backend VM (then "direct" goes through Docker's published port too); the API server and the
-// gateway run in this process, pinned to CPU 0; every client (node, ssh, scp) is pinned to CPU 1;
-// the VM side (sshd, and a node sink/echo process for the raw figures) is not pinned.
-// aes128-gcm@openssh.com on every SSH hop. Median of --runs (default 5), runs interleaved.
+// gateway run in this process, pinned to CPU 0; every client (node, ssh, scp) is pinned to CPU 1.
+// The VM side (stand-in sshd, jump sshd, and a node sink/echo process for the raw figures) is started
+// by this process after it pinned itself, so it inherits CPU 0: the provider's host is CPU 0, the
+// client's machine CPU 1 (a Docker VM keeps its container's cpuset instead).
+// aes128-gcm@openssh.com on every SSH hop. Median of --runs (default 5), runs interleaved (the raw
+// pair alternates which goes first). The raw bulk runs also report CPU seconds per GiB moved of the
+// client, the relay (this process) and the sink: on loopback everything is CPU-bound, and the relay,
+// which receives and sends every byte, shares CPU 0 with the sink: those per-GiB costs allow a raw
+// ratio of about max(client, sink) / max(client, sink + relay), printed alongside.
 // Run: npm run bench:tunnel  [-- --runs 5 --mib 256 --vm sshd|docker]
 
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { pino } from 'pino';
@@ -48,7 +54,7 @@ function median(xs: number[]): number {
 
 /**
  * The VM-side port for raw measurements, a process of its own (like the VM's sshd): `BULK\n` → count
- * to EOF and answer the count; anything else is echoed.
+ * to EOF and answer the count; `PULL <n>\n` → send n bytes and end; anything else is echoed.
  */
 const SINK = String.raw`
 import { createServer } from 'node:net';
@@ -56,20 +62,40 @@ const srv = createServer({ allowHalfOpen: true, noDelay: true }, (s) => {
   let mode = 'unknown';
   let count = 0;
   s.on('data', (d) => {
-    if (mode === 'unknown') mode = d.subarray(0, 5).toString() === 'BULK\n' ? 'bulk' : 'echo';
+    if (mode === 'unknown') {
+      const word = d.subarray(0, 5).toString();
+      mode = word === 'BULK\n' ? 'bulk' : word === 'PULL ' ? 'pull' : 'echo';
+      if (mode === 'pull') return push(Number(d.subarray(5, d.indexOf(10)).toString()));
+    }
     if (mode === 'echo') s.write(d);
     else count += d.length;
   });
-  s.on('end', () => (mode === 'bulk' ? s.end(String(count - 5)) : s.end()));
+  const push = (left) => {
+    const chunk = Buffer.alloc(256 * 1024, 7);
+    const more = () => {
+      while (left > 0) {
+        left -= chunk.length;
+        if (!s.write(chunk)) return void s.once('drain', more);
+      }
+      s.end();
+    };
+    more();
+  };
+  s.on('end', () => (mode === 'bulk' ? s.end(String(count - 5)) : mode === 'echo' && s.end()));
   s.on('error', () => {});
 });
 srv.listen(0, '127.0.0.1', () => console.log(srv.address().port));
 `;
 
-async function startSink(): Promise<{ port: number; stop(): void }> {
+async function startSink(): Promise<{ port: number; cpuSeconds(): number; stop(): void }> {
   const child = spawn(process.execPath, ['--input-type=module', '-e', SINK], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
-  return { port, stop: () => child.kill() };
+  // utime + stime of /proc/<pid>/stat, in clock ticks of 1/100 s.
+  const cpuSeconds = () => {
+    const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  };
+  return { port, cpuSeconds, stop: () => child.kill() };
 }
 
 // The load generator, a separate node process: connects directly or through the tunnel, then
@@ -93,11 +119,22 @@ const ready = new Promise((resolve) => {
   socket.on('data', onData);
 });
 await ready;
-if (mode === 'bulk') {
+if (mode === 'pull') {
+  const total = Number(amount) * 1024 * 1024;
+  let got = 0;
+  const t0 = process.hrtime.bigint();
+  const done = new Promise((resolve) => { socket.on('data', (d) => (got += d.length)); socket.on('end', resolve); });
+  socket.end('PULL ' + total + '\n');
+  await done;
+  const s = Number(process.hrtime.bigint() - t0) / 1e9;
+  if (got !== total) { console.error('count mismatch', got); process.exit(1); }
+  console.log(JSON.stringify({ mibPerS: total / 1048576 / s }));
+} else if (mode === 'bulk') {
   const total = Number(amount) * 1024 * 1024;
   const chunk = Buffer.alloc(256 * 1024, 7);
   let answer = '';
   const t0 = process.hrtime.bigint();
+  const cpu0 = process.cpuUsage();
   const done = new Promise((resolve) => { socket.on('data', (d) => (answer += d)); socket.on('end', resolve); });
   socket.write('BULK\n');
   let sent = 0;
@@ -108,8 +145,9 @@ if (mode === 'bulk') {
   socket.end();
   await done;
   const s = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cpu = process.cpuUsage(cpu0);
   if (Number(answer) !== total) { console.error('count mismatch', answer); process.exit(1); }
-  console.log(JSON.stringify({ mibPerS: total / 1048576 / s }));
+  console.log(JSON.stringify({ mibPerS: total / 1048576 / s, cpuS: (cpu.user + cpu.system) / 1e6 }));
 } else {
   const rtts = [];
   let waiting = null;
@@ -195,11 +233,45 @@ async function main(): Promise<void> {
   const r: Record<string, number[]> = {
     rawDirect: [], rawTunnel: [], p50Direct: [], p50Tunnel: [], p99Direct: [], p99Tunnel: [],
     scpDirect: [], scpTunnel: [], scpGatewayJ: [], scpOpensshJ: [],
+    pullDirect: [], pullTunnel: [], cpuClientDirect: [], cpuSinkDirect: [], cpuSelfDirect: [], cpuClientTunnel: [], cpuRelayTunnel: [], cpuSinkTunnel: [],
+  };
+  const gib = MIB / 1024;
+  // Bulk runs also record CPU seconds per GiB moved: of the client, the sink, and of this process,
+  // which relays in the tunnel runs; the relay's cost is the difference to the direct runs, where
+  // this process only spawns the client (forking it costs this process the same in both).
+  const rawDirect = async () => {
+    const sink0 = sink.cpuSeconds();
+    const self0 = process.cpuUsage();
+    const out = await client(['bulk', 'direct', '127.0.0.1', String(sinkPort), '', '', String(MIB)]);
+    const self = process.cpuUsage(self0);
+    r.rawDirect!.push(out.mibPerS!);
+    r.cpuSelfDirect!.push((self.user + self.system) / 1e6 / gib);
+    r.cpuClientDirect!.push(out.cpuS! / gib);
+    r.cpuSinkDirect!.push((sink.cpuSeconds() - sink0) / gib);
+  };
+  const pullDirect = async () => {
+    r.pullDirect!.push((await client(['pull', 'direct', '127.0.0.1', String(sinkPort), '', '', String(MIB)])).mibPerS!);
+  };
+  const pullTunnel = async () => {
+    r.pullTunnel!.push((await client(['pull', 'tunnel', '127.0.0.1', String(apiPort), rawLease, rawSig, String(MIB)])).mibPerS!);
+  };
+  const rawTunnel = async () => {
+    const sink0 = sink.cpuSeconds();
+    const relay0 = process.cpuUsage();
+    const out = await client(['bulk', 'tunnel', '127.0.0.1', String(apiPort), rawLease, rawSig, String(MIB)]);
+    const relay = process.cpuUsage(relay0);
+    r.rawTunnel!.push(out.mibPerS!);
+    r.cpuClientTunnel!.push(out.cpuS! / gib);
+    r.cpuRelayTunnel!.push((relay.user + relay.system) / 1e6 / gib);
+    r.cpuSinkTunnel!.push((sink.cpuSeconds() - sink0) / gib);
   };
   for (let i = 0; i < RUNS; i++) {
     process.stderr.write(`run ${i + 1}/${RUNS}\n`);
-    r.rawDirect!.push((await client(['bulk', 'direct', '127.0.0.1', String(sinkPort), '', '', String(MIB)])).mibPerS!);
-    r.rawTunnel!.push((await client(['bulk', 'tunnel', '127.0.0.1', String(apiPort), rawLease, rawSig, String(MIB)])).mibPerS!);
+    // Alternate which of the pair goes first, so that load drifting within a pair favours neither.
+    const rawPair = i % 2 === 0 ? [rawDirect, rawTunnel] : [rawTunnel, rawDirect];
+    for (const measure of rawPair) await measure();
+    const pullPair = i % 2 === 0 ? [pullDirect, pullTunnel] : [pullTunnel, pullDirect];
+    for (const measure of pullPair) await measure();
     const ld = await client(['ping', 'direct', '127.0.0.1', String(sinkPort), '', '', String(PING_COUNT)]);
     const lt = await client(['ping', 'tunnel', '127.0.0.1', String(apiPort), rawLease, rawSig, String(PING_COUNT)]);
     r.p50Direct!.push(ld.p50us!);
@@ -219,9 +291,17 @@ async function main(): Promise<void> {
   const pairRatio = (num: number[], den: number[]) => median(num.map((x, i) => x / den[i]!)).toFixed(3);
   const fmt = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(' ');
   console.log(`tunnel/gateway benchmark — VM: ${values.vm}, ${RUNS} runs, ${MIB} MiB, medians (raw runs in brackets)`);
-  console.log(`pinning: API server + gateway on CPU ${SERVER_CPU}; clients (node, ssh, scp) on CPU ${CLIENT_CPU}; VM side (sshd, sink) unpinned`);
+  console.log(`pinning: API server + gateway on CPU ${SERVER_CPU}; clients (node, ssh, scp) on CPU ${CLIENT_CPU}; VM side (sshd, sink) on CPU ${values.vm === 'docker' ? `${SERVER_CPU} (sink), container cpuset (VM)` : SERVER_CPU}`);
   console.log(`raw throughput  direct ${m.rawDirect!.toFixed(1)} MiB/s [${fmt(r.rawDirect!)}]  tunnel ${m.rawTunnel!.toFixed(1)} MiB/s [${fmt(r.rawTunnel!)}]`);
   console.log(`                ratio of medians ${(m.rawTunnel! / m.rawDirect!).toFixed(3)}, median of pair ratios ${pairRatio(r.rawTunnel!, r.rawDirect!)} (target ≥ 0.8)`);
+  const c = (x: number) => x.toFixed(2);
+  const relayCpu = Math.max(0, m.cpuRelayTunnel! - m.cpuSelfDirect!);
+  const cpuRatio = Math.max(m.cpuClientDirect!, m.cpuSinkDirect!) / Math.max(m.cpuClientTunnel!, m.cpuSinkTunnel! + relayCpu);
+  console.log(
+    `                CPU s/GiB: direct client ${c(m.cpuClientDirect!)} sink ${c(m.cpuSinkDirect!)}; tunnel client ${c(m.cpuClientTunnel!)} relay ${c(relayCpu)} sink ${c(m.cpuSinkTunnel!)} (ratio these costs allow ≈ ${c(cpuRatio)})`,
+  );
+  console.log(`raw VM → client direct ${m.pullDirect!.toFixed(1)} MiB/s [${fmt(r.pullDirect!)}]  tunnel ${m.pullTunnel!.toFixed(1)} MiB/s [${fmt(r.pullTunnel!)}]`);
+  console.log(`                ratio of medians ${(m.pullTunnel! / m.pullDirect!).toFixed(3)}, median of pair ratios ${pairRatio(r.pullTunnel!, r.pullDirect!)}`);
   console.log(`round trip p50  direct ${m.p50Direct!.toFixed(1)} µs  tunnel ${m.p50Tunnel!.toFixed(1)} µs  added ${((m.p50Tunnel! - m.p50Direct!) / 1000).toFixed(3)} ms (target ≤ 0.2 ms); p99 ${m.p99Direct!.toFixed(1)} / ${m.p99Tunnel!.toFixed(1)} µs`);
   console.log(`scp             direct ${m.scpDirect!.toFixed(1)} MiB/s [${fmt(r.scpDirect!)}]  tunnel ${m.scpTunnel!.toFixed(1)} MiB/s [${fmt(r.scpTunnel!)}]`);
   console.log(`                ratio of medians ${(m.scpTunnel! / m.scpDirect!).toFixed(3)}, median of pair ratios ${pairRatio(r.scpTunnel!, r.scpDirect!)} (target ≥ 0.8)`);

@@ -3,7 +3,8 @@
 # libvirt with QEMU, debootstrap (VM images), OpenSSH (gateway tests), tmux (interactive tests).
 # Run as root. Idempotent: installs what is missing, starts what is not running.
 set -euo pipefail
-packages=(docker.io libvirt-daemon-system libvirt-dev qemu-system-x86 qemu-utils debootstrap
+# dnsmasq-base: libvirt runs it for every NAT network (only a "recommends", so name it).
+packages=(docker.io libvirt-daemon-system libvirt-dev qemu-system-x86 qemu-utils dnsmasq-base debootstrap
           openssh-client openssh-server tmux iptables nftables e2fsprogs ca-certificates systemd)
 missing=()
 for p in "${packages[@]}"; do

@@ -14,6 +14,9 @@ status=0
 npx vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest-report.json "$@" || status=$?
 node -e '
   const r = JSON.parse(require("fs").readFileSync(".tmp/vitest-report.json", "utf8"));
-  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed`);
+  // A file whose set-up failed has no failed test, only skipped ones: count it as one failure.
+  const broken = r.testResults.filter((f) => f.status === "failed" && !f.assertionResults.some((a) => a.status === "failed"));
+  for (const f of broken) console.log(`failed to run: ${f.name}`);
+  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests + broken.length} failed`);
 ' || echo "tests: 0 passed, 1 failed"
 exit $status
