@@ -32,6 +32,13 @@ if ! docker info >/dev/null 2>&1; then
   wait_for 60 docker info || { echo "system-deps: dockerd did not start; see /var/log/netnode-dockerd.log" >&2; tail -20 /var/log/netnode-dockerd.log >&2; exit 1; }
 fi
 
+# libvirt checks its cached QEMU capabilities against whether its QEMU user can open /dev/kvm. A
+# root-only device node (no udev rule on this image) makes every check fail and QEMU be probed again
+# on each call, about a minute per domain start: give it Debian's usual root:kvm 0660.
+if [ -c /dev/kvm ] && getent group kvm >/dev/null; then
+  chgrp kvm /dev/kvm && chmod 0660 /dev/kvm
+fi
+
 if ! virsh -c qemu:///system version >/dev/null 2>&1; then
   echo "system-deps: starting libvirtd"
   pgrep -x virtlogd >/dev/null || virtlogd -d
