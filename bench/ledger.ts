@@ -20,9 +20,10 @@ import { publicKeyFromSeed, signEd25519 } from '../ledger/crypto/ed25519.js';
 import { solvePow } from '../ledger/crypto/pow.js';
 import { DEVNET_LEDGER_GENESIS, DEVNET_STATECHAIN_GENESIS, devSeed } from '../ledger/genesis/devnet.js';
 import { openLedger, type Ledger } from '../ledger/ledger.js';
+import type { SubmitResult } from '../ledger/service.js';
 import { openDatabase } from '../ledger/store/db.js';
 import { emptyBlock, type Block } from '../ledger/types.js';
-import { BlockIntake } from '../agent/intake/block-intake.js';
+import { BlockIntake, MAX_QUEUED } from '../agent/intake/block-intake.js';
 import { VerifyPool } from '../agent/intake/verify-pool.js';
 import { measureVerifyRate } from './verify.js';
 
@@ -142,7 +143,15 @@ async function runPipelined(blocks: Block[], workers: number): Promise<number> {
   const pool = new VerifyPool(workers);
   const intake = new BlockIntake(ledger, pool);
   const start = performance.now();
-  const results = await Promise.all(blocks.map((b) => intake.submit(b)));
+  // As many submissions in flight as half the intake's queue bound: the queue never runs dry.
+  const window = MAX_QUEUED / 2;
+  const submitted: Promise<SubmitResult>[] = [];
+  const results: SubmitResult[] = [];
+  for (const b of blocks) {
+    if (submitted.length >= window) results.push(await submitted[submitted.length - window]!);
+    submitted.push(intake.submit(b));
+  }
+  results.push(...(await Promise.all(submitted.slice(results.length))));
   const secs = (performance.now() - start) / 1000;
   await pool.close();
   close();
