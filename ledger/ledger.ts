@@ -5,7 +5,7 @@ import { short } from './codec/hex.js';
 import { formatDuration } from './codec/duration.js';
 import { intakeBlock, verifyBlockIntrinsics } from './codec/block.js';
 import { powValid } from './crypto/pow.js';
-import { verifyEd25519 } from './crypto/ed25519.js';
+import { verifyHashSignature } from './crypto/ed25519.js';
 import type { Vote } from './crypto/vote.js';
 import type { Block, IntakePath, Keyset, Lease, LeaseState, LeaseTiming, PendingEntry } from './types.js';
 import type {
@@ -153,7 +153,7 @@ export class Ledger implements LedgerService {
         this.store.setMeta('statechain_genesis_hash', this.statechainGenesisHash);
       });
     }
-    this.blockTotal = [...this.state.accounts.values()].reduce((n, a) => n + a.height, 0);
+    this.blockTotal = this.countBlocks();
     this.seedRecent();
 
     this.certificates = new CertificateStore(this.store, {
@@ -235,8 +235,15 @@ export class Ledger implements LedgerService {
     this.finality = this.newFinality();
     this.finality.advances = advances;
     this.finality.lastFinalityNs = lastFinalityNs;
-    this.blockTotal = [...this.state.accounts.values()].reduce((n, a) => n + a.height, 0);
+    this.blockTotal = this.countBlocks();
     this.seedRecent();
+  }
+
+  /** Chain blocks over all accounts (each account's height). */
+  private countBlocks(): number {
+    let n = 0;
+    for (const a of this.state.accounts.values()) n += a.height;
+    return n;
   }
 
   // ------------------------------------------------------------------------------------------
@@ -256,7 +263,7 @@ export class Ledger implements LedgerService {
   private readonly verifyHashSignature: HashSignatureVerifier = (pub, hash, sig) => {
     const key = `${pub}${hash}${sig}`;
     if (this.preverified.delete(key)) return true;
-    return verifyEd25519(pub, Buffer.from(hash, 'hex'), sig);
+    return verifyHashSignature(pub, hash, sig);
   };
 
   /** ledger.md §11. Throws LedgerError on rejection. */

@@ -4,7 +4,7 @@
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isLowerHex } from '../../ledger/codec/hex.js';
-import { verifyEd25519 } from '../../ledger/crypto/ed25519.js';
+import { verifyHashSignature } from '../../ledger/crypto/ed25519.js';
 import type { LedgerService } from '../../ledger/service.js';
 import type { Lease } from '../../ledger/types.js';
 import { HttpError, hexPathParam, sendJson } from './http.js';
@@ -43,7 +43,7 @@ export function tunnelPreflight(request: FastifyRequest, ledger: Pick<LedgerServ
   const header = request.headers['x-signature'];
   if (header === undefined) throw new HttpError(401, 'missing X-Signature header');
   const sig = Array.isArray(header) ? header[0]! : header;
-  if (!isLowerHex(sig, 128) || !verifyEd25519(lease.access_pub_key, Buffer.from(leaseHash, 'hex'), sig)) {
+  if (!isLowerHex(sig, 128) || !verifyHashSignature(lease.access_pub_key, leaseHash, sig)) {
     throw new HttpError(403, 'signature verification failed');
   }
   return { lease, signature: Buffer.from(sig, 'hex') };

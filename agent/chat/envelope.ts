@@ -4,7 +4,7 @@ import { isJsonObject, type JsonValue } from '../../ledger/codec/json.js';
 import { isLowerHex } from '../../ledger/codec/hex.js';
 import { ByteWriter } from '../../ledger/codec/bytes.js';
 import { accountAddress } from '../../ledger/crypto/address.js';
-import { verifyEd25519 } from '../../ledger/crypto/ed25519.js';
+import { verifyHashSignature } from '../../ledger/crypto/ed25519.js';
 import { powValid } from '../../ledger/crypto/pow.js';
 
 export interface ChatEnvelope {
@@ -113,6 +113,6 @@ export function envelopeFailure(e: ChatEnvelope, ctx: VerifyContext): string | n
     return `envelope key: public key does not derive account ${e.from}`;
   }
   if (!isLowerHex(e.signature, 128)) return 'invalid signature hex';
-  if (!verifyEd25519(e.pub_key, Buffer.from(e.id, 'hex'), e.signature)) return 'signature verification failed';
+  if (!verifyHashSignature(e.pub_key, e.id, e.signature)) return 'signature verification failed';
   return null;
 }

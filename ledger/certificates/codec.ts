@@ -8,7 +8,7 @@ import { isLowerHex, ZERO_HASH } from '../codec/hex.js';
 import { ByteWriter } from '../codec/bytes.js';
 import { BodyShapeError } from '../codec/block.js';
 import { accountAddress } from '../crypto/address.js';
-import { verifyEd25519 } from '../crypto/ed25519.js';
+import { verifyHashSignature } from '../crypto/ed25519.js';
 
 export const WORKLOAD_VERSION = 3n;
 export const CERTIFICATE_VALIDITY_NS = 604_800_000_000_000n;
@@ -193,7 +193,7 @@ export function checkCertificateContent(c: Certificate, networkId: string, expec
   if (derived !== c.provider) {
     throw invalid(`certificate: provider_pub_key does not derive provider: derived ${derived}, provider ${c.provider}`);
   }
-  if (!verifyEd25519(c.provider_pub_key, Buffer.from(c.hash, 'hex'), c.signature)) {
+  if (!verifyHashSignature(c.provider_pub_key, c.hash, c.signature)) {
     throw invalid('certificate: signature verification failed');
   }
   if (!Number.isFinite(c.score) || !(c.score > 0)) throw invalid('certificate: score must be a finite number > 0');

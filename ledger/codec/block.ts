@@ -16,7 +16,7 @@ import { isJsonObject, type JsonValue } from './json.js';
 import { isLowerHex } from './hex.js';
 import { ByteWriter } from './bytes.js';
 import { accountAddress } from '../crypto/address.js';
-import { verifyEd25519 } from '../crypto/ed25519.js';
+import { verifyHashSignature } from '../crypto/ed25519.js';
 
 /** A body field of the wrong JSON type or out of range; answered as `invalid request body`. */
 export class BodyShapeError extends Error {
@@ -460,9 +460,6 @@ export function pubKeyDeclarationError(b: Block): string | undefined {
   }
   return b.pub_key === '' ? undefined : 'non-open block must not declare pub_key';
 }
-
-const verifyHashSignature = (publicKeyHex: string, hashHex: string, signatureHex: string): boolean =>
-  verifyEd25519(publicKeyHex, Buffer.from(hashHex, 'hex'), signatureHex);
 
 /**
  * §7.4: hash recompute, §7.2 key declaration, and an opening single-key block's own signature

@@ -103,6 +103,11 @@ export function verifyEd25519(publicKeyHex: string, message: Uint8Array, signatu
   return verifyWithKey(publicKeyHex, message, Buffer.from(signatureHex, 'hex'));
 }
 
+/** An ed25519 signature over a digest given as hex (a block, lease or message hash: its raw bytes are signed). */
+export function verifyHashSignature(publicKeyHex: string, hashHex: string, signatureHex: string): boolean {
+  return verifyEd25519(publicKeyHex, Buffer.from(hashHex, 'hex'), signatureHex);
+}
+
 /** verifyEd25519 over raw bytes (a 32-byte key, a 64-byte signature); never throws. */
 export function verifyEd25519Bytes(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
   if (publicKey.length !== 32 || signature.length !== 64) return false;

@@ -59,8 +59,8 @@ export class LedgerStore {
   // One wrapper for every transaction: better-sqlite3 builds a wrapper per db.transaction() call.
   private readonly runInTransaction: (fn: () => unknown) => unknown;
   /**
-   * hash → block and height, in LRU order. Filled on write and on read; any rolled-back transaction
-   * empties it, so it never holds a block the tables do not.
+   * hash → block and height, oldest entry evicted first (a write or a read from the table makes an
+   * entry newest). Any rolled-back transaction empties it, so it never holds a block the tables do not.
    */
   private readonly blockCache = new Map<string, HeldBlock>();
   private readonly hashAtHeight = new Map<string, string>();
