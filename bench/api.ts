@@ -28,8 +28,10 @@ import { loadConfig } from '../agent/config.js';
 import { startNode } from '../agent/node.js';
 import { PROJECT_ROOT, startDevNode, type DevNode } from '../test/integration/harness.js';
 import { devKey, finishBlock, receiveBlock, sendBlock, type DevKey } from '../test/integration/dev-blocks.js';
-import { measureVerifyRate } from './verify.js';
+import { nodeCryptoVerifyRate } from './verify.js';
 import type { LoadJob, LoadResult, Request } from './api-load.js';
+import { median } from './stats.js';
+import { DEVNET_LEDGER_GENESIS_HASH } from '../ledger/genesis/devnet.js';
 
 const RUNS = 5;
 const PAIRS_PER_RUN = 2500;
@@ -40,13 +42,8 @@ const READ_SECONDS = 5;
 const READ_CONNECTIONS = 10;
 const SERVER_CPU = '0';
 const LOAD_CPU = '1';
-const GENESIS_HASH = '9408143ef98180bc05e03d483ebb4876c55022a3e8fb171197070fa45ca2ab6c';
 const LOAD_SCRIPT = join(PROJECT_ROOT, 'dist/bench/api-load.js');
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
 function pin(pid: number, cpu: string): boolean {
@@ -86,15 +83,20 @@ const JSON_HEADERS = { 'content-type': 'application/json' };
 let clockNs = BigInt(Date.now()) * 1_000_000n;
 const tick = (): bigint => (clockNs += 1000n);
 
+/** A send of `amount` from `from` to the unopened account `to`, and `to`'s opening receive (block JSON). */
+function transfer(from: Sender, to: DevKey, amount: bigint): { send: Record<string, unknown>; receive: Record<string, unknown> } {
+  from.balance -= amount;
+  const send = finishBlock(sendBlock(from.key, { previous: from.frontier, balanceAfter: from.balance, to: to.address, amount, timestamp: tick() }), from.key);
+  from.frontier = send.hash as string;
+  const receive = finishBlock(receiveBlock(to, { previous: '0', balanceAfter: amount, source: from.frontier, timestamp: tick() }), to);
+  return { send, receive };
+}
+
 /** `pairs` sends from `sender` to fresh accounts, each followed by the recipient's opening receive. */
 function transferPairs(sender: Sender, pairs: number): Request[] {
   const requests: Request[] = [];
   for (let i = 0; i < pairs; i++) {
-    const to = freshKey();
-    sender.balance -= 1_000_000n;
-    const send = finishBlock(sendBlock(sender.key, { previous: sender.frontier, balanceAfter: sender.balance, to: to.address, amount: 1_000_000n, timestamp: tick() }), sender.key);
-    sender.frontier = send.hash as string;
-    const receive = finishBlock(receiveBlock(to, { previous: '0', balanceAfter: 1_000_000n, source: sender.frontier, timestamp: tick() }), to);
+    const { send, receive } = transfer(sender, freshKey(), 1_000_000n);
     requests.push({ method: 'POST', path: '/blocks/send', headers: JSON_HEADERS, body: stringifyJson(send) });
     requests.push({ method: 'POST', path: '/blocks/receive', headers: JSON_HEADERS, body: stringifyJson(receive) });
   }
@@ -103,15 +105,12 @@ function transferPairs(sender: Sender, pairs: number): Request[] {
 
 /** Open SENDERS funded accounts (dev1 → each, unmeasured), one per load connection. */
 async function fundSenders(node: DevNode): Promise<Sender[]> {
-  const dev1: Sender = { key: devKey(1), frontier: GENESIS_HASH, balance: 42_000_000_000_000n };
+  const dev1: Sender = { key: devKey(1), frontier: DEVNET_LEDGER_GENESIS_HASH, balance: 42_000_000_000_000n };
   const senders: Sender[] = [];
   for (let i = 0; i < SENDERS; i++) {
     const key = freshKey();
     const amount = 1_000_000_000_000n;
-    dev1.balance -= amount;
-    const send = finishBlock(sendBlock(dev1.key, { previous: dev1.frontier, balanceAfter: dev1.balance, to: key.address, amount, timestamp: tick() }), dev1.key);
-    dev1.frontier = send.hash as string;
-    const receive = finishBlock(receiveBlock(key, { previous: '0', balanceAfter: amount, source: dev1.frontier, timestamp: tick() }), key);
+    const { send, receive } = transfer(dev1, key, amount);
     for (const [type, body] of [['send', send], ['receive', receive]] as const) {
       const r = await node.api.post(`/blocks/${type}`, body);
       if (r.status !== 201) throw new Error(`funding ${type} rejected: ${r.status} ${r.text}`);
@@ -221,7 +220,7 @@ async function main(): Promise<void> {
   // `-- --only intake|reads|rss` runs one part (while working on it); the default runs all three.
   const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
   console.log(`API benchmark — autocannon (separate process) pinned to CPU ${LOAD_CPU}; median of ${RUNS} runs`);
-  const verify = measureVerifyRate(2000).nodeCrypto;
+  const verify = nodeCryptoVerifyRate(2000);
   console.log(`single-core node:crypto ed25519 verify rate: ${fmt(verify)}/s`);
   if (only === undefined || only === 'intake') await reportIntake(verify);
   if (only === undefined || only === 'reads') await reportReads();

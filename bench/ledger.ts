@@ -13,19 +13,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { computeBlockHash } from '../ledger/codec/block.js';
-import { hexToBytes } from '../ledger/codec/hex.js';
 import { accountAddress } from '../ledger/crypto/address.js';
-import { publicKeyFromSeed, signEd25519 } from '../ledger/crypto/ed25519.js';
-import { solvePow } from '../ledger/crypto/pow.js';
-import { DEVNET_LEDGER_GENESIS, DEVNET_STATECHAIN_GENESIS, devSeed } from '../ledger/genesis/devnet.js';
+import { finishBlock } from '../ledger/crypto/block-signer.js';
+import { publicKeyFromSeed } from '../ledger/crypto/ed25519.js';
+import { DEVNET_LEDGER_GENESIS, DEVNET_LEDGER_GENESIS_HASH, DEVNET_STATECHAIN_GENESIS, devSeed } from '../ledger/genesis/devnet.js';
 import { openLedger, type Ledger } from '../ledger/ledger.js';
 import type { SubmitResult } from '../ledger/service.js';
 import { openDatabase } from '../ledger/store/db.js';
 import { emptyBlock, type Block } from '../ledger/types.js';
 import { BlockIntake, MAX_QUEUED } from '../agent/intake/block-intake.js';
 import { VerifyPool } from '../agent/intake/verify-pool.js';
-import { measureVerifyRate } from './verify.js';
+import { nodeCryptoVerifyRate } from './verify.js';
+import { median } from './stats.js';
 
 const T0 = 1_800_000_000_000_000_000n;
 const POW = 2n; // the devnet/test difficulty: PoW is still computed and checked for every block
@@ -47,16 +46,10 @@ function key(seed: Uint8Array): Key {
   return { seed, pub, address: accountAddress(pub) };
 }
 
-function seal(b: Block, k: Key): Block {
-  b.hash = computeBlockHash(b, 'devnet');
-  b.signature = signEd25519(k.seed, hexToBytes(b.hash));
-  b.pow_nonce = solvePow(b.hash, POW);
-  return b;
-}
+const seal = (b: Block, k: Key): Block => finishBlock(b, { networkId: 'devnet', difficulty: POW, seed: k.seed });
 
 /** `count` blocks: dev1 sends round-robin to RECIPIENTS fresh accounts, each send followed by its receive. */
 export function generate(count: number): Block[] {
-  const genesisHash = '9408143ef98180bc05e03d483ebb4876c55022a3e8fb171197070fa45ca2ab6c';
   const dev1 = key(devSeed(1));
   const recipients = Array.from({ length: RECIPIENTS }, (_, i) => {
     const seed = new Uint8Array(32);
@@ -64,7 +57,7 @@ export function generate(count: number): Block[] {
     return { ...key(seed), frontier: '0', balance: 0n };
   });
   const blocks: Block[] = [];
-  let senderFrontier = genesisHash;
+  let senderFrontier = DEVNET_LEDGER_GENESIS_HASH;
   let senderBalance = 42_000_000_000_000n;
   let ts = T0;
   for (let i = 0; blocks.length < count; i++) {
@@ -159,11 +152,6 @@ async function runPipelined(blocks: Block[], workers: number): Promise<number> {
   return blocks.length / secs;
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
-
 async function main(): Promise<void> {
   const count = arg('blocks', 20_000);
   const runs = arg('runs', 3);
@@ -183,7 +171,7 @@ async function main(): Promise<void> {
   for (const [label, run] of modes) {
     const ratios: number[] = [];
     for (let i = 0; i < runs; i++) {
-      const verifyRate = measureVerifyRate(1000).nodeCrypto;
+      const verifyRate = nodeCryptoVerifyRate(1000);
       const rate = await run();
       ratios.push(rate / verifyRate);
       console.log(`  ${label}, run ${i + 1}: ${f(rate)} blocks/s vs ${f(verifyRate)} verify/s → ratio ${(rate / verifyRate).toFixed(2)}`);

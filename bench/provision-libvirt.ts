@@ -18,6 +18,7 @@ import type { DomainType } from '../provisioning/libvirt/domain-xml.js';
 import { qemuImg } from '../provisioning/libvirt/virsh.js';
 import { ed25519KeyLine } from '../provisioning/ssh-key-line.js';
 import { waitForSshBanner } from '../provisioning/ssh-ready.js';
+import { median } from './stats.js';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' } } });
 const RUNS = Number(values.runs);
@@ -27,11 +28,6 @@ const SPEC = { vcpus: 1, memoryMb: 1024, diskGb: 10 };
 
 function randomHex(bytes: number): string {
   return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString('hex');
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
 function freePort(): Promise<number> {

@@ -24,6 +24,7 @@ import { Reconciler } from '../provisioning/reconciler.js';
 import { VmRecords } from '../provisioning/records.js';
 import { ed25519KeyLine } from '../provisioning/ssh-key-line.js';
 import { waitForSshBanner } from '../provisioning/ssh-ready.js';
+import { median } from './stats.js';
 
 const run = promisify(execFile);
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' } } });
@@ -31,11 +32,6 @@ const RUNS = Number(values.runs);
 
 function randomHex(bytes: number): string {
   return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString('hex');
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
 async function bareDockerRun(image: string, network?: string): Promise<number> {

@@ -35,6 +35,7 @@ import { tunnelRoute } from '../gateway/tunnel/tunnel.js';
 import { startDockerLeaseVm } from '../test/integration/helpers/lease-vm.js';
 import { startStandInVm } from '../test/integration/helpers/stand-in-vm.js';
 import { LeaseTable, newAccessKey, PROVIDER, randomLeaseHash, sshClientConfig } from '../test/integration/helpers/gateway-fixtures.js';
+import { median } from './stats.js';
 
 const run = promisify(execFile);
 const { values } = parseArgs({
@@ -46,11 +47,6 @@ const PING_COUNT = 2000;
 const CLIENT_CPU = '1';
 const SERVER_CPU = '0';
 const FDPASS_HELPER = join(process.cwd(), 'bench', 'tunnel-fdpass.py');
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-}
 
 /**
  * The VM-side port for raw measurements, a process of its own (like the VM's sshd): `BULK\n` → count

@@ -6,12 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isJsonObject, type JsonValue } from '../../ledger/codec/json.js';
 import { startDevNode, type ApiResponse, type DevNode } from './harness.js';
 import { devKey, finishBlock, nowNsExact, sendBlock } from './dev-blocks.js';
+import { DEVNET_LEDGER_GENESIS_HASH } from '../../ledger/genesis/devnet.js';
 
 const TOKEN = 's3cret-token';
 const AUTH = { Authorization: `Bearer ${TOKEN}` };
 const DISABLED = 'operator endpoint disabled: no admin token configured (set NET_API_ADMIN_TOKEN)';
 const INVALID = 'invalid or missing admin token';
-const GENESIS_HASH = '9408143ef98180bc05e03d483ebb4876c55022a3e8fb171197070fa45ca2ab6c';
 const ACCESS_KEY = devKey(9).publicKey;
 
 function body(res: ApiResponse): Record<string, JsonValue> {
@@ -103,7 +103,7 @@ describe('proof of work at the node difficulty', () => {
     expect(body(await guarded.api.get('/node')).pow_difficulty).toBe('ffffffffffffffff');
     const dev1 = devKey(1);
     const send = finishBlock(
-      sendBlock(dev1, { previous: GENESIS_HASH, balanceAfter: 41_999_999_999_999n, to: devKey(6).address, amount: 1n, timestamp: nowNsExact() }),
+      sendBlock(dev1, { previous: DEVNET_LEDGER_GENESIS_HASH, balanceAfter: 41_999_999_999_999n, to: devKey(6).address, amount: 1n, timestamp: nowNsExact() }),
       dev1,
     );
     const res = await guarded.api.post('/blocks/send', send);

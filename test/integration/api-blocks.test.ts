@@ -7,11 +7,11 @@ import { isJsonObject, type JsonValue } from '../../ledger/codec/json.js';
 import { randomBytes } from 'node:crypto';
 import { startDevNode, type ApiResponse, type DevNode } from './harness.js';
 import { devKey, finishBlock, nowNsExact, receiveBlock, sendBlock } from './dev-blocks.js';
+import { DEVNET_LEDGER_GENESIS_HASH } from '../../ledger/genesis/devnet.js';
 
 const dev1 = devKey(1);
 const dev6 = devKey(6);
 const dev7 = devKey(7);
-const GENESIS_HASH = '9408143ef98180bc05e03d483ebb4876c55022a3e8fb171197070fa45ca2ab6c';
 const GENESIS_BALANCE = 42_000_000_000_000n;
 const AMOUNT = 1_500_000n;
 /** Above 2^53: a double would round it. */
@@ -44,7 +44,7 @@ afterAll(async () => {
 describe('a transfer dev1 → dev6', () => {
   const sendTs = nowNsExact();
   const send = finishBlock(
-    sendBlock(dev1, { previous: GENESIS_HASH, balanceAfter: GENESIS_BALANCE - AMOUNT, to: dev6.address, amount: AMOUNT, timestamp: sendTs }),
+    sendBlock(dev1, { previous: DEVNET_LEDGER_GENESIS_HASH, balanceAfter: GENESIS_BALANCE - AMOUNT, to: dev6.address, amount: AMOUNT, timestamp: sendTs }),
     dev1,
     { startNonce: BIG_NONCE_START },
   );
@@ -158,7 +158,7 @@ describe('rejections', () => {
 
   it('answers a final rejection 400 with retryable false and no Retry-After', async () => {
     const good = finishBlock(
-      sendBlock(dev1, { previous: GENESIS_HASH, balanceAfter: 1n, to: dev6.address, amount: 1n, timestamp: ts() }),
+      sendBlock(dev1, { previous: DEVNET_LEDGER_GENESIS_HASH, balanceAfter: 1n, to: dev6.address, amount: 1n, timestamp: ts() }),
       dev1,
     );
     const tampered = { ...good, amount: 2n };

@@ -11,6 +11,7 @@ import { leaseCost, leaseStake } from '../../ledger/state/lease-math.js';
 import { emptyBlock, type Block } from '../../ledger/types.js';
 import { startDevNode, type ApiResponse, type DevNode } from './harness.js';
 import { devKey, finishBlock, nowNsExact, receiveBlock, sendBlock, type DevKey } from './dev-blocks.js';
+import { DEVNET_LEDGER_GENESIS_HASH } from '../../ledger/genesis/devnet.js';
 
 const dev1 = devKey(1);
 const dev2 = devKey(2);
@@ -82,7 +83,7 @@ let withoutKey: { hash: string; cost: bigint };
 
 beforeAll(async () => {
   node = await startDevNode();
-  frontier[dev1.address] = '9408143ef98180bc05e03d483ebb4876c55022a3e8fb171197070fa45ca2ab6c';
+  frontier[dev1.address] = DEVNET_LEDGER_GENESIS_HASH;
   // XUSD: dev2 mints, funds dev6 (consumer) and dev1 (provider stake).
   await submit('mint', xusdBlock('mint', dev2, { amount: MINTED, balance: MINTED, pub_key: dev2.publicKey }), dev2);
   const toDev6 = await submit('send', sendBlock(dev2, { previous: frontier[dev2.address]!, balanceAfter: MINTED - FUNDING, to: dev6.address, amount: FUNDING, timestamp: nowNsExact(), asset: 'XUSD' }), dev2);

@@ -11,8 +11,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseJson, stringifyJson } from '../../ledger/codec/json.js';
 import { DAEMON_MAIN, PROJECT_ROOT, startDevNode } from './harness.js';
 import { devKey, finishBlock, nowNsExact, sendBlock } from './dev-blocks.js';
+import { DEVNET_LEDGER_GENESIS_HASH } from '../../ledger/genesis/devnet.js';
 
-const GENESIS_HASH = '9408143ef98180bc05e03d483ebb4876c55022a3e8fb171197070fa45ca2ab6c';
 const dataDir = mkdtempSync(join(tmpdir(), 'netnode-lifecycle-'));
 
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -22,7 +22,7 @@ describe('graceful shutdown', () => {
     const node = await startDevNode({ dataDir, keepData: true });
     const dev1 = devKey(1);
     const send = finishBlock(
-      sendBlock(dev1, { previous: GENESIS_HASH, balanceAfter: 41_999_999_000_000n, to: devKey(6).address, amount: 1_000_000n, timestamp: nowNsExact() }),
+      sendBlock(dev1, { previous: DEVNET_LEDGER_GENESIS_HASH, balanceAfter: 41_999_999_000_000n, to: devKey(6).address, amount: 1_000_000n, timestamp: nowNsExact() }),
       dev1,
     );
     expect((await node.api.post('/blocks/send', send)).status).toBe(201);

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isJsonObject, type JsonValue } from '../../ledger/codec/json.js';
 import { startDevNode, type ApiResponse, type DevNode } from './harness.js';
 import { devKey } from './dev-blocks.js';
+import { DEVNET_LEDGER_GENESIS_HASH } from '../../ledger/genesis/devnet.js';
 
 const DEV1 = devKey(1).address;
-const GENESIS_HASH = '9408143ef98180bc05e03d483ebb4876c55022a3e8fb171197070fa45ca2ab6c';
 const UPPER = 'A'.repeat(64);
 const ZERO64 = '0'.repeat(64);
 
@@ -168,7 +168,7 @@ describe('request pipeline', () => {
   });
 
   it('answers POST /blocks/<not submittable> 404 with retryable false', async () => {
-    for (const t of ['genesis', 'transfer', GENESIS_HASH]) {
+    for (const t of ['genesis', 'transfer', DEVNET_LEDGER_GENESIS_HASH]) {
       expectError(await node.api.post(`/blocks/${t}`, '{}'), 404, 'not found', { retryable: false });
     }
   });
@@ -213,7 +213,7 @@ describe('request pipeline', () => {
       [`/accounts/${DEV1}0/keyset`, 'invalid address'],
       [`/accounts/${UPPER}/reputation`, 'invalid address'],
       [`/pending/${UPPER}`, 'invalid address'],
-      [`/blocks/${GENESIS_HASH.toUpperCase()}`, 'invalid hash'],
+      [`/blocks/${DEVNET_LEDGER_GENESIS_HASH.toUpperCase()}`, 'invalid hash'],
       ['/blocks/xyz', 'invalid hash'],
       ['/blocks/%zz', 'invalid hash'],
       [`/conflicts/${UPPER}`, 'invalid account'],
@@ -332,7 +332,7 @@ describe('reads of a fresh devnet node', () => {
 
   it('serves the genesis account, its chain and the genesis block', async () => {
     expect((await node.api.get('/accounts')).json).toEqual([
-      { address: DEV1, balances: { XE: 42_000_000_000_000n }, block_count: 1n, frontier: GENESIS_HASH, last_block_timestamp: 0n },
+      { address: DEV1, balances: { XE: 42_000_000_000_000n }, block_count: 1n, frontier: DEVNET_LEDGER_GENESIS_HASH, last_block_timestamp: 0n },
     ]);
     expect((await node.api.get(`/accounts/${DEV1}/balance`)).json).toEqual({
       address: DEV1,
@@ -344,9 +344,9 @@ describe('reads of a fresh devnet node', () => {
     expect(chain.address).toBe(DEV1);
     expect(chain.total).toBe(1n);
     const blocks = chain.blocks as Record<string, JsonValue>[];
-    expect(blocks.map((b) => [b.type, b.hash, b.finalized])).toEqual([['genesis', GENESIS_HASH, true]]);
-    const g = obj(await node.api.get(`/blocks/${GENESIS_HASH}`));
-    expect(g.hash).toBe(GENESIS_HASH);
+    expect(blocks.map((b) => [b.type, b.hash, b.finalized])).toEqual([['genesis', DEVNET_LEDGER_GENESIS_HASH, true]]);
+    const g = obj(await node.api.get(`/blocks/${DEVNET_LEDGER_GENESIS_HASH}`));
+    expect(g.hash).toBe(DEVNET_LEDGER_GENESIS_HASH);
     expect(g.finalized).toBe(true);
     expectError(await node.api.get(`/blocks/${ZERO64}`), 404, 'block not found');
     // Unknown well-formed accounts: 200 with empty values; record reads: 404.
@@ -362,7 +362,7 @@ describe('reads of a fresh devnet node', () => {
   });
 
   it('serves frontiers, delegation, supply and the network documents', async () => {
-    expect((await node.api.get('/frontiers')).json).toEqual({ [DEV1]: GENESIS_HASH });
+    expect((await node.api.get('/frontiers')).json).toEqual({ [DEV1]: DEVNET_LEDGER_GENESIS_HASH });
     expectError(await node.api.get(`/frontiers?after=${UPPER}`), 400, 'invalid after');
     expectError(await node.api.get('/reputation?after=short'), 400, 'invalid after');
     expect((await node.api.get('/delegation')).json).toEqual({
@@ -396,7 +396,7 @@ describe('reads of a fresh devnet node', () => {
 
   it('serves recent blocks with limit and since', async () => {
     const recent = await node.api.get('/blocks/recent');
-    expect(((recent.json as Record<string, JsonValue>[]) ?? []).map((b) => b.hash)).toContain(GENESIS_HASH);
+    expect(((recent.json as Record<string, JsonValue>[]) ?? []).map((b) => b.hash)).toContain(DEVNET_LEDGER_GENESIS_HASH);
     expect((await node.api.get('/blocks/recent?since=0')).json).toEqual([]);
     expect((await node.api.get('/blocks/recent?since=nonsense')).json).toEqual([]);
     expect(((await node.api.get('/blocks/recent?limit=0')).json as unknown[]).length).toBeGreaterThan(0);
