@@ -24,7 +24,7 @@ import { withFloors } from '../floors.js';
 import { checkedKeyLine, ed25519KeyLine } from '../ssh-key-line.js';
 import { waitForSshBanner } from '../ssh-ready.js';
 import { installVmIsolation } from './firewall.js';
-import { HOLDER_LABEL, holderName, NetworkPool, sshEndpointOf, type WarmNetwork } from './network-pool.js';
+import { HOLDER_LABEL, holderName, NetworkPool, ownNamespaceOn, sshEndpointOf, type WarmNetwork } from './network-pool.js';
 import { tarArchive } from '../tar.js';
 
 export const LEASE_LABEL = 'net.lease';
@@ -231,13 +231,7 @@ export class DockerBackend implements VmBackend {
     if (cpuset) labels[CPUSET_LABEL] = cpuset;
     if (warm) labels[NETNS_LABEL] = warm.id;
     // In a warm namespace the holder has the port, the IPv6 setting and the host name.
-    const network = warm
-      ? { NetworkMode: `container:${warm.id}` }
-      : {
-          NetworkMode: this.network,
-          PortBindings: { '22/tcp': [{ HostIp: '127.0.0.1', HostPort: '' }] },
-          Sysctls: { 'net.ipv6.conf.all.disable_ipv6': '1' },
-        };
+    const network = warm ? { NetworkMode: `container:${warm.id}` } : ownNamespaceOn(this.network);
     try {
       return await this.docker.createContainer({
         name,

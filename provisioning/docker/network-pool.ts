@@ -33,6 +33,19 @@ export interface NetworkPoolOptions {
   size: number;
 }
 
+/**
+ * HostConfig of a container that owns its network namespace on the VM bridge (a holder, or a VM
+ * started without one): sshd published on 127.0.0.1 only, IPv6 off. A VM that joins a holder
+ * cannot set these itself; the holder's are its own.
+ */
+export function ownNamespaceOn(network: string) {
+  return {
+    NetworkMode: network,
+    PortBindings: { '22/tcp': [{ HostIp: '127.0.0.1', HostPort: '' }] },
+    Sysctls: { 'net.ipv6.conf.all.disable_ipv6': '1' },
+  };
+}
+
 /** The holder of a VM, by the VM's container name. */
 export function holderName(vmContainerName: string): string {
   return `${vmContainerName}-net`;
@@ -118,10 +131,7 @@ export class NetworkPool {
       User: '65534:65534',
       ExposedPorts: { '22/tcp': {} },
       HostConfig: {
-        NetworkMode: this.network,
-        PortBindings: { '22/tcp': [{ HostIp: '127.0.0.1', HostPort: '' }] },
-        // The namespace's settings live here: a VM that joins it cannot set net.* sysctls itself.
-        Sysctls: { 'net.ipv6.conf.all.disable_ipv6': '1' },
+        ...ownNamespaceOn(this.network),
         Privileged: false,
         CapDrop: ['ALL'],
         ReadonlyRootfs: true,
