@@ -3,12 +3,13 @@
 // the same image, kernel and seed with user-mode networking until its sshd answers — the difference
 // is what libvirt and the backend add to the guest's own boot. Domain type from
 // NETNODE_LIBVIRT_DOMAIN_TYPE (default `qemu`, software emulation). Runs alternate; median of N.
-// Run: npm run bench:provision-libvirt  [-- --runs 3]
+// Run: npm run bench:provision-libvirt  [-- --runs 3]; `npm run bench:provision` prints it too (3 runs).
 
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { tarArchive } from '../provisioning/tar.js';
 import { generateCredentials } from '../provisioning/credentials.js';
@@ -20,8 +21,6 @@ import { ed25519KeyLine } from '../provisioning/ssh-key-line.js';
 import { waitForSshBanner } from '../provisioning/ssh-ready.js';
 import { median } from './stats.js';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' } } });
-const RUNS = Number(values.runs);
 const DOMAIN_TYPE = (process.env.NETNODE_LIBVIRT_DOMAIN_TYPE ?? 'qemu') as DomainType;
 const IMAGE_DIR = process.env.NETNODE_LIBVIRT_IMAGE_DIR ?? DEFAULT_LIBVIRT_IMAGE_DIR;
 const SPEC = { vcpus: 1, memoryMb: 1024, diskGb: 10 };
@@ -77,7 +76,8 @@ async function bareQemuBoot(image: LibvirtImage, dir: string): Promise<number> {
   }
 }
 
-async function main(): Promise<void> {
+/** Measures and prints the libvirt figure (also part of `npm run bench:provision`). */
+export async function reportLibvirtProvisioning(runs: number): Promise<void> {
   const image = await buildLibvirtImage({ dir: IMAGE_DIR }, (l) => process.stderr.write(`image: ${l}\n`));
   // Under /var/tmp so the QEMU user (libvirt-qemu) can traverse to the overlays.
   const dir = mkdtempSync('/var/tmp/netnode-bench-libvirt-');
@@ -87,7 +87,7 @@ async function main(): Promise<void> {
   const provisioned: number[] = [];
   const bare: number[] = [];
   try {
-    for (let i = 0; i < RUNS; i++) {
+    for (let i = 0; i < runs; i++) {
       const leaseHash = randomHex(32);
       const t0 = performance.now();
       await backend.create({
@@ -105,13 +105,16 @@ async function main(): Promise<void> {
   }
   const p = median(provisioned);
   const b = median(bare);
-  console.log(`libvirt provision request → SSH-ready (domain type ${DOMAIN_TYPE}, ${SPEC.vcpus} vCPU, ${SPEC.memoryMb} MiB, ${SPEC.diskGb} GiB), median of ${RUNS}:`);
+  console.log(`libvirt provision request → SSH-ready (domain type ${DOMAIN_TYPE}, ${SPEC.vcpus} vCPU, ${SPEC.memoryMb} MiB, ${SPEC.diskGb} GiB), median of ${runs}:`);
   console.log(`  LibvirtBackend.create: ${(p / 1000).toFixed(2)} s   runs: ${provisioned.map((x) => (x / 1000).toFixed(2)).join(', ')}`);
   console.log(`  bare qemu, same image: ${(b / 1000).toFixed(2)} s   runs: ${bare.map((x) => (x / 1000).toFixed(2)).join(', ')}`);
   console.log(`  ratio backend / bare:  ${(p / b).toFixed(2)}`);
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' } } });
+  reportLibvirtProvisioning(Number(values.runs)).catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

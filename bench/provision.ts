@@ -5,7 +5,7 @@
 // The backend keeps one network namespace started ahead of time (as a node does from its start on);
 // every measurement waits until its refill has finished, so no background work overlaps one. For
 // reference it also measures a backend without that (the VM joins the bridge itself) and a bare
-// `docker run` on the VM network.
+// `docker run` on the VM network. Then the libvirt (qemu) figure: bench/provision-libvirt.ts.
 // Run: npm run bench:provision  [-- --runs 5]
 
 import { execFile } from 'node:child_process';
@@ -24,11 +24,14 @@ import { Reconciler } from '../provisioning/reconciler.js';
 import { VmRecords } from '../provisioning/records.js';
 import { ed25519KeyLine } from '../provisioning/ssh-key-line.js';
 import { waitForSshBanner } from '../provisioning/ssh-ready.js';
+import { reportLibvirtProvisioning } from './provision-libvirt.js';
 import { median } from './stats.js';
 
 const run = promisify(execFile);
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' } } });
 const RUNS = Number(values.runs);
+/** The libvirt (qemu) figure printed after the Docker one: a software-emulated boot takes ~10 s. */
+const LIBVIRT_RUNS = 3;
 
 function randomHex(bytes: number): string {
   return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString('hex');
@@ -119,8 +122,9 @@ async function main(): Promise<void> {
     `bare docker run -> sshd answering, ms: ${fmt(bare)}; median ${b.toFixed(0)}\n` +
     `bare docker run --network netnode-vms -> sshd answering, ms: ${fmt(bareOnNetwork)}; median ${n.toFixed(0)}\n` +
     `ratio provision/bare: ${(p / b).toFixed(2)} (target <= 1.25); provision/bare-on-vm-network: ${(p / n).toFixed(2)}; ` +
-    `runs: ${RUNS}, image ${image}\n`,
+    `runs: ${RUNS}, image ${image}\n\n`,
   );
+  await reportLibvirtProvisioning(LIBVIRT_RUNS);
 }
 
 main().catch((err) => {
