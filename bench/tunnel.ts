@@ -1,19 +1,21 @@
-// Tunnel and gateway overhead, measured in the same run against the same "VM":
-//  1. raw bytes: bulk throughput (256 MiB client → VM, the target; and VM → client, reported) and
-//     1-byte round-trip latency (p50 of 2000) through `POST /tunnel/{lease}/tcp` vs a direct TCP
-//     connection to the same VM-side port (targets: throughput ratio ≥ 0.8, added p50 ≤ 0.2 ms);
-//  2. scp of 256 MiB through the tunnel (ProxyCommand + ProxyUseFdpass: bench/tunnel-fdpass.py does the
+// Tunnel and gateway overhead, measured in the same run against the same "VM". Throughput targets
+// compare SSH transfers over each path, as DECISIONS.md ("Benchmarks") defines them:
+//  1. scp of 256 MiB through the tunnel (ProxyCommand + ProxyUseFdpass: bench/tunnel-fdpass.py does the
 //     HTTP handshake and hands the socket to ssh) vs straight to the VM's sshd (target ratio ≥ 0.8);
-//  3. scp of 256 MiB through the SSH gateway (`-J`) vs OpenSSH's own `-J` through a plain sshd jump
-//     host (target ratio ≥ 0.5).
+//  2. scp of 256 MiB through the SSH gateway (`-J`) vs OpenSSH's own `-J` through a plain sshd jump
+//     host (target ratio ≥ 0.5);
+//  3. 1-byte round-trip latency (p50 of 2000) through `POST /tunnel/{lease}/tcp` vs a direct TCP
+//     connection to the same VM-side port (target: added p50 ≤ 0.2 ms);
+//  4. raw bytes, reported beside them: bulk throughput of 256 MiB client → VM and VM → client through
+//     the tunnel vs a direct TCP connection, with the CPU cost per GiB of each party.
 // The VM is a real OpenSSH sshd on loopback (the gateway tests' stand-in), or with `--vm docker` a
 // Docker-backend VM (then "direct" goes through Docker's published port too); the API server and the
 // gateway run in this process, pinned to CPU 0; every client (node, ssh, scp) is pinned to CPU 1.
 // The VM side (stand-in sshd, jump sshd, and a node sink/echo process for the raw figures) is started
 // by this process after it pinned itself, so it inherits CPU 0: the provider's host is CPU 0, the
 // client's machine CPU 1 (a Docker VM keeps its container's cpuset instead).
-// aes128-gcm@openssh.com on every SSH hop. Median of --runs (default 5), runs interleaved (the raw
-// pair alternates which goes first). The raw bulk runs also report CPU seconds per GiB moved of the
+// aes128-gcm@openssh.com on every SSH hop. Median of --runs (default 5), runs interleaved (each pair
+// alternates which goes first). The raw bulk runs also report CPU seconds per GiB moved of the
 // client, the relay (this process) and the sink: on loopback everything is CPU-bound, and the relay,
 // which receives and sends every byte, shares CPU 0 with the sink: those per-GiB costs allow a raw
 // ratio of about max(client, sink) / max(client, sink + relay), printed alongside.
@@ -274,12 +276,16 @@ async function main(): Promise<void> {
     r.p50Tunnel!.push(lt.p50us!);
     r.p99Direct!.push(ld.p99us!);
     r.p99Tunnel!.push(lt.p99us!);
-    r.scpDirect!.push(MIB / (await timed('scp', ['-q', '-F', config, '-P', String(vm.port), src, `root@127.0.0.1:${dst}`])));
-    r.scpTunnel!.push(MIB / (await timed('scp', ['-q', '-F', config, ...proxy, src, `root@vm:${dst}`])));
-    r.scpGatewayJ!.push(MIB / (await timed('scp', ['-q', '-F', config, '-J', `${sshLease}@127.0.0.1:${gwPort}`, src, `root@vm:${dst}`])));
-    r.scpOpensshJ!.push(
-      MIB / (await timed('scp', ['-q', '-F', config, '-J', `root@127.0.0.1:${jump.port}`, '-P', String(vm.port), src, `root@127.0.0.1:${dst}`])),
-    );
+    const scpDirect = async () => r.scpDirect!.push(MIB / (await timed('scp', ['-q', '-F', config, '-P', String(vm.port), src, `root@127.0.0.1:${dst}`])));
+    const scpTunnel = async () => r.scpTunnel!.push(MIB / (await timed('scp', ['-q', '-F', config, ...proxy, src, `root@vm:${dst}`])));
+    const scpGatewayJ = async () =>
+      r.scpGatewayJ!.push(MIB / (await timed('scp', ['-q', '-F', config, '-J', `${sshLease}@127.0.0.1:${gwPort}`, src, `root@vm:${dst}`])));
+    const scpOpensshJ = async () =>
+      r.scpOpensshJ!.push(
+        MIB / (await timed('scp', ['-q', '-F', config, '-J', `root@127.0.0.1:${jump.port}`, '-P', String(vm.port), src, `root@127.0.0.1:${dst}`])),
+      );
+    for (const measure of i % 2 === 0 ? [scpDirect, scpTunnel] : [scpTunnel, scpDirect]) await measure();
+    for (const measure of i % 2 === 0 ? [scpOpensshJ, scpGatewayJ] : [scpGatewayJ, scpOpensshJ]) await measure();
   }
 
   const m = Object.fromEntries(Object.entries(r).map(([k, v]) => [k, median(v)])) as Record<string, number>;
@@ -289,7 +295,7 @@ async function main(): Promise<void> {
   console.log(`tunnel/gateway benchmark — VM: ${values.vm}, ${RUNS} runs, ${MIB} MiB, medians (raw runs in brackets)`);
   console.log(`pinning: API server + gateway on CPU ${SERVER_CPU}; clients (node, ssh, scp) on CPU ${CLIENT_CPU}; VM side (sshd, sink) on CPU ${values.vm === 'docker' ? `${SERVER_CPU} (sink), container cpuset (VM)` : SERVER_CPU}`);
   console.log(`raw throughput  direct ${m.rawDirect!.toFixed(1)} MiB/s [${fmt(r.rawDirect!)}]  tunnel ${m.rawTunnel!.toFixed(1)} MiB/s [${fmt(r.rawTunnel!)}]`);
-  console.log(`                ratio of medians ${(m.rawTunnel! / m.rawDirect!).toFixed(3)}, median of pair ratios ${pairRatio(r.rawTunnel!, r.rawDirect!)} (target ≥ 0.8)`);
+  console.log(`                ratio of medians ${(m.rawTunnel! / m.rawDirect!).toFixed(3)}, median of pair ratios ${pairRatio(r.rawTunnel!, r.rawDirect!)} (reported; the throughput target is scp's)`);
   const c = (x: number) => x.toFixed(2);
   const relayCpu = Math.max(0, m.cpuRelayTunnel! - m.cpuSelfDirect!);
   const cpuRatio = Math.max(m.cpuClientDirect!, m.cpuSinkDirect!) / Math.max(m.cpuClientTunnel!, m.cpuSinkTunnel! + relayCpu);
