@@ -232,9 +232,15 @@ class Parser {
       if (this.rawSelector) this.path.push(key);
       const v = this.value();
       if (this.rawSelector) this.path.pop();
-      if (Object.prototype.hasOwnProperty.call(out, key)) this.dupFound = true;
-      // defineProperty keeps a member named "__proto__" an ordinary own property.
-      Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+      // Duplicates matter only inside a value kept raw (RawJson.hasDuplicateKey).
+      if (this.rawSelector && Object.prototype.hasOwnProperty.call(out, key)) this.dupFound = true;
+      // Plain assignment is much faster; only "__proto__" needs defineProperty to stay an ordinary
+      // own property instead of replacing the prototype.
+      if (key === '__proto__') {
+        Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+      } else {
+        out[key] = v;
+      }
       this.skipWs();
       const c = this.text.charCodeAt(this.pos++);
       if (c === 0x2c) continue;
