@@ -9,10 +9,14 @@ import type { LedgerService, SubmitResult } from '../../ledger/service.js';
 import type { Block } from '../../ledger/types.js';
 import type { SignatureChecker, SignatureItem } from './verify-pool.js';
 
-/** Blocks per group commit: large enough to amortize the commit, small enough to keep latency low. */
-const MAX_BATCH = 256;
-/** Batches verified ahead of the one being applied. */
-const MAX_IN_FLIGHT = 2;
+/**
+ * Blocks per batch (one signature check, one group commit). Small, so the event loop applies the
+ * first checked batch while the workers check the next ones, instead of idling while one large
+ * batch is checked (measured: ~30 % more blocks/s under sustained pipelined load than 256).
+ */
+const MAX_BATCH = 32;
+/** Batches being checked at once (queued on the workers). */
+const MAX_IN_FLIGHT = 8;
 /** Submissions waiting beyond this are refused as retryable: the queue never grows without bound. */
 export const MAX_QUEUED = 8192;
 
