@@ -36,11 +36,10 @@ class FinalityTracker {
     this.timer = setInterval(() => {
       const now = Date.now();
       for (const [hash, at] of this.applied) {
-        const b = ledger.getBlock(hash);
-        if (b === null || b.finalized) {
-          if (b) histogram.observe((now - at) / 1000);
-          this.applied.delete(hash);
-        }
+        const finalized = ledger.blockFinalized(hash);
+        if (finalized === false) continue;
+        if (finalized) histogram.observe((now - at) / 1000);
+        this.applied.delete(hash);
       }
     }, FINALITY_POLL_MS);
     this.timer.unref();

@@ -309,11 +309,14 @@ export class Ledger implements LedgerService {
     }
     // 7: every submission runs to completion synchronously, so the per-account and per-lease locks
     // are implicit in the single-threaded event loop.
-    // 8: duplicate.
-    const held = this.store.block(b.hash)?.block ?? this.conflictBook.stagedBlock(b.hash);
+    // 8: duplicate. The verified hash commits to the block's position (account, previous), so a
+    // block extending its account's frontier, or opening an account not yet known, cannot be on the
+    // chain: only other blocks need the store read.
+    const acct = this.state.account(b.account);
+    const extendsChain = acct ? b.previous === acct.frontier : b.previous === '0';
+    const held = (extendsChain ? undefined : this.store.block(b.hash)?.block) ?? this.conflictBook.stagedBlock(b.hash);
     if (held) return { status: 'duplicate', block: held };
     // 9: credentials.
-    const acct = this.state.account(b.account);
     checkCredentials(b, acct, this.verifyHashSignature);
     // 10: conflict detection.
     if (acct && b.previous !== acct.frontier) {
@@ -503,6 +506,12 @@ export class Ledger implements LedgerService {
     if (row) return { block: row.block, finalized: this.isFinal(row.block.account, row.height) };
     const staged = this.conflictBook.stagedBlock(hash);
     return staged ? { block: staged, finalized: false } : null;
+  }
+
+  blockFinalized(hash: string): boolean | null {
+    const at = this.store.position(hash);
+    if (at) return this.isFinal(at.account, at.height);
+    return this.conflictBook.stagedBlock(hash) ? false : null;
   }
 
   accountChain(address: string, offset = 0, limit = DEFAULT_PAGE): { total: number; blocks: ChainBlock[] } {

@@ -183,6 +183,8 @@ export interface LedgerService {
   preverify(entries: { publicKey: string; hash: string; signature: string }[]): void;
 
   getBlock(hash: string): ChainBlock | null;
+  /** `getBlock(hash)?.finalized` without reading the block itself: null when no such block is held. */
+  blockFinalized(hash: string): boolean | null;
   /** Oldest first; `total` is the full chain length. */
   accountChain(address: string, offset?: number, limit?: number): { total: number; blocks: ChainBlock[] };
   balances(address: string): BalanceReport;

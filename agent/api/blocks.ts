@@ -2,8 +2,7 @@
 // blocks by hash.
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { BodyShapeError, blockToJson, parseBlockJson } from '../../ledger/codec/block.js';
-import { stringifyJson } from '../../ledger/codec/json.js';
+import { BodyShapeError, blockJsonText, blockToJson, parseBlockJson } from '../../ledger/codec/block.js';
 import { LedgerError } from '../../ledger/errors.js';
 import type { LedgerService } from '../../ledger/service.js';
 import type { Block, BlockType } from '../../ledger/types.js';
@@ -49,7 +48,7 @@ export class RecentBlocks {
     if (nowMs - this.builtAt >= this.ttlMs) {
       this.entries = this.ledger
         .newestBlocks(RECENT_CACHE_SIZE)
-        .map((b) => ({ timestamp: b.timestamp, json: stringifyJson(blockToJson(b)) }));
+        .map((b) => ({ timestamp: b.timestamp, json: blockJsonText(b) }));
       this.builtAt = nowMs;
     }
     return this.entries;
@@ -103,7 +102,7 @@ export function blockRoutes(deps: BlockRouteDeps): { recent: Route; byHash: Rout
         throw err;
       }
       if (result.status === 'applied') publish(result.block);
-      return sendJson(reply, 201, blockToJson(result.block));
+      return sendJsonText(reply, 201, blockJsonText(result.block));
     },
   });
 

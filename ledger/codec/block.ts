@@ -12,7 +12,7 @@ import {
   type SignatureEntry,
 } from '../types.js';
 import { LedgerError, invalid } from '../errors.js';
-import { isJsonObject, type JsonValue } from './json.js';
+import { isJsonObject, stringifyJson, type JsonValue } from './json.js';
 import { isLowerHex } from './hex.js';
 import { ByteWriter } from './bytes.js';
 import { accountAddress } from '../crypto/address.js';
@@ -100,12 +100,20 @@ const TYPE_FIELDS: Readonly<Record<BlockType, readonly BlockField[]>> = {
   genesis: [...TIMING_FIELDS],
 };
 
-const applicableCache = new Map<string, readonly string[]>();
+interface Shape {
+  /** Applicable keys in emission order. */
+  ordered: readonly string[];
+  keys: ReadonlySet<string>;
+}
 
-/** The keys a block of this shape carries, in emission order (§3, §3.1). */
-export function applicableFields(type: BlockType, multisig: boolean, opening: boolean): readonly string[] {
-  const cacheKey = `${type}/${multisig}/${opening}`;
-  const hit = applicableCache.get(cacheKey);
+/** type → shapes indexed by (multisig ? 2 : 0) + (opening ? 1 : 0). */
+const shapeCache = new Map<BlockType, Shape[]>();
+
+function shapeOf(type: BlockType, multisig: boolean, opening: boolean): Shape {
+  let shapes = shapeCache.get(type);
+  if (!shapes) shapeCache.set(type, (shapes = []));
+  const index = (multisig ? 2 : 0) + (opening ? 1 : 0);
+  const hit = shapes[index];
   if (hit) return hit;
   const set = new Set<string>([
     'type', 'account', 'previous', 'balance', 'timestamp', 'asset', 'representative', 'hash',
@@ -114,9 +122,14 @@ export function applicableFields(type: BlockType, multisig: boolean, opening: bo
   set.add(multisig ? 'signatures' : 'signature');
   if (type !== 'genesis') set.add('pow_nonce');
   if (!multisig && opening && OPENING_KEY_TYPES.has(type)) set.add('pub_key');
-  const ordered = EMISSION_ORDER.filter((k) => set.has(k));
-  applicableCache.set(cacheKey, ordered);
-  return ordered;
+  const shape = { ordered: EMISSION_ORDER.filter((k) => set.has(k)), keys: set };
+  shapes[index] = shape;
+  return shape;
+}
+
+/** The keys a block of this shape carries, in emission order (§3, §3.1). */
+export function applicableFields(type: BlockType, multisig: boolean, opening: boolean): readonly string[] {
+  return shapeOf(type, multisig, opening).ordered;
 }
 
 function isMultisig(b: Block): boolean {
@@ -251,12 +264,12 @@ export function intakeBlock(block: Block): Block {
   const named = namedFieldRejection(block);
   if (named) throw invalid(named);
 
-  const applies = new Set(applicableFields(block.type, isMultisig(block), block.previous === '0'));
+  const applies = shapeOf(block.type, isMultisig(block), block.previous === '0').keys;
   const b: Block = { ...block };
-  const zero = emptyBlock(block.type);
+  let zero: Block | undefined;
   for (const key of EMISSION_ORDER) {
     if (key === 'type' || key === 'signatures' || key === 'pub_key' || applies.has(key)) continue;
-    if (!isZero(b[key])) (b as unknown as Record<string, unknown>)[key] = zero[key];
+    if (!isZero(b[key])) (b as unknown as Record<string, unknown>)[key] = (zero ??= emptyBlock(block.type))[key];
   }
   b.keyset = b.keyset && { keys: [...b.keyset.keys], threshold: b.keyset.threshold };
   b.signatures = b.signatures && b.signatures.map((s) => ({ ...s }));
@@ -508,4 +521,17 @@ export function blockToJson(block: Block, opts: { finalized?: boolean } = {}): R
   }
   if (opts.finalized !== undefined) out.finalized = opts.finalized;
   return out;
+}
+
+const jsonTexts = new WeakMap<Block, string>();
+
+/**
+ * `stringifyJson(blockToJson(block))`, encoded once per block object: the store writes it and the
+ * API answers a submission with the same text. For blocks the ledger holds, which are never
+ * modified once taken in (the intake works on its own copy).
+ */
+export function blockJsonText(block: Block): string {
+  let text = jsonTexts.get(block);
+  if (text === undefined) jsonTexts.set(block, (text = stringifyJson(blockToJson(block))));
+  return text;
 }

@@ -47,6 +47,12 @@ export class Finality {
   /** account → previous → representative public key → latest vote. */
   private readonly votes = new Map<string, Map<string, Map<string, Vote>>>();
   private readonly locks = new Map<string, string>();
+  /**
+   * Locks taken in the current `process` pass, written when it ends (still inside the caller's
+   * transaction). A lock the same pass finalizes is never written: its row would be inserted and
+   * deleted within one commit.
+   */
+  private readonly unwrittenLocks = new Map<string, { account: string; previous: string; hash: string }>();
   private readonly lastCandidateAt = new Map<string, bigint>();
   private readonly unfinalized = new Set<string>();
   private readonly repAddress = new Map<string, string>();
@@ -100,13 +106,18 @@ export class Finality {
     // Without an identity only positions that received votes can move.
     const everything = () => (this.identity ? [...this.unfinalized] : [...this.votes.keys()]);
     let queue = hint ?? everything();
-    for (;;) {
-      let advanced = false;
-      for (const addr of queue) {
-        while (this.tryAdvance(addr, report)) advanced = true;
+    try {
+      for (;;) {
+        let advanced = false;
+        for (const addr of queue) {
+          while (this.tryAdvance(addr, report)) advanced = true;
+        }
+        if (!advanced) return;
+        queue = everything();
       }
-      if (!advanced) return;
-      queue = everything();
+    } finally {
+      for (const l of this.unwrittenLocks.values()) this.o.store.putLock(l.account, l.previous, l.hash);
+      this.unwrittenLocks.clear();
     }
   }
 
@@ -220,7 +231,7 @@ export class Finality {
     const since = this.o.now() - (this.lastCandidateAt.get(key) ?? 0n);
     if (converge * 100n >= total * 67n && since >= this.o.stabilityWindowNs) {
       this.locks.set(key, pref.hash);
-      this.o.store.putLock(account, previous, pref.hash);
+      this.unwrittenLocks.set(key, { account, previous, hash: pref.hash });
       byRep.set(this.identity.pubKey, this.sign(pref, true));
     }
   }
@@ -287,7 +298,7 @@ export class Finality {
       this.o.state.setFinalHeight(account, height);
       for (const previous of positions) {
         this.o.conflicts.resolve(account, previous);
-        this.o.store.deleteLock(account, previous);
+        if (!this.unwrittenLocks.has(positionKey(account, previous))) this.o.store.deleteLock(account, previous);
       }
     });
     const byPrev = this.votes.get(account);
@@ -295,6 +306,7 @@ export class Finality {
       byPrev?.delete(previous);
       const key = positionKey(account, previous);
       this.locks.delete(key);
+      this.unwrittenLocks.delete(key);
       this.lastCandidateAt.delete(key);
     }
     if (byPrev && byPrev.size === 0) this.votes.delete(account);

@@ -65,6 +65,7 @@ class CursorHeap {
 }
 
 export class RecentBlocks {
+  /** Oldest first: a block newer than every held one (the usual case) is appended. */
   private blocks: Block[] = [];
 
   constructor(private readonly capacity = RECENT_CAPACITY) {}
@@ -86,24 +87,29 @@ export class RecentBlocks {
       const older = c.height > 1 ? blockAt(c.address, c.height - 1) : undefined;
       if (older) heap.push({ address: c.address, height: c.height - 1, timestamp: older.timestamp, hash: older.hash });
     }
-    this.blocks = found.sort((x, y) => (before(x, y) ? -1 : 1)).slice(0, this.capacity);
+    found.sort((x, y) => (before(x, y) ? 1 : -1));
+    this.blocks = found.slice(Math.max(0, found.length - this.capacity));
   }
 
   add(block: Block): void {
     const a = this.blocks;
-    if (a.length >= this.capacity && !before(block, a[a.length - 1]!)) return;
+    if (a.length >= this.capacity && !before(block, a[0]!)) return;
+    // Insert after every held block that is not newer.
     let lo = 0;
     let hi = a.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (before(a[mid]!, block)) lo = mid + 1;
-      else hi = mid;
+      if (before(a[mid]!, block)) hi = mid;
+      else lo = mid + 1;
     }
-    a.splice(lo, 0, block);
-    if (a.length > this.capacity) a.pop();
+    if (lo === a.length) a.push(block);
+    else a.splice(lo, 0, block);
+    if (a.length > this.capacity) a.shift();
   }
 
+  /** Newest first. */
   newest(limit: number): Block[] {
-    return this.blocks.slice(0, Math.max(0, Math.min(limit, this.capacity)));
+    const n = Math.max(0, Math.min(limit, this.capacity));
+    return this.blocks.slice(Math.max(0, this.blocks.length - n)).reverse();
   }
 }

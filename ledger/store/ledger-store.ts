@@ -4,7 +4,7 @@ import type { Statement } from 'better-sqlite3';
 import type { Database } from './db.js';
 import { migrateLedgerSchema } from './schema.js';
 import { parseJson, stringifyJson, isJsonObject } from '../codec/json.js';
-import { parseBlockJson, blockToJson } from '../codec/block.js';
+import { parseBlockJson, blockJsonText } from '../codec/block.js';
 import type { Block, Certificate, PendingEntry } from '../types.js';
 import type { ConflictRecord } from '../service.js';
 import type { AccountState, StoredLease } from '../state/records.js';
@@ -21,10 +21,6 @@ export interface CertificateRow {
 }
 
 type Row = Record<string, unknown>;
-
-export function encodeBlock(block: Block): string {
-  return stringifyJson(blockToJson(block));
-}
 
 export function decodeBlock(body: string): Block {
   return parseBlockJson(parseJson(body));
@@ -76,12 +72,13 @@ export class LedgerStore {
       blockDelete: p(`DELETE FROM ledger_blocks WHERE hash = ?`),
       blockGet: p(`SELECT body, height FROM ledger_blocks WHERE hash = ?`),
       blockExists: p(`SELECT 1 FROM ledger_blocks WHERE hash = ?`),
+      blockPosition: p(`SELECT account, height FROM ledger_blocks WHERE hash = ?`),
       blockAt: p(`SELECT body FROM ledger_blocks WHERE account = ? AND height = ?`),
       chainPage: p(`SELECT body, height FROM ledger_blocks WHERE account = ? AND height > ? ORDER BY height ASC LIMIT ?`),
       blockCount: p(`SELECT COUNT(*) AS n FROM ledger_blocks`),
       totalChanges: p(`SELECT total_changes() AS n`),
       accountPut: p(`INSERT INTO ledger_accounts (address, frontier, height, last_ts, pub_key, keyset, representative, final_height, balances)
-        VALUES (@address, @frontier, @height, @last_ts, @pub_key, @keyset, @representative, @final_height, @balances)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(address) DO UPDATE SET frontier = excluded.frontier, height = excluded.height, last_ts = excluded.last_ts,
           pub_key = excluded.pub_key, keyset = excluded.keyset, representative = excluded.representative,
           final_height = excluded.final_height, balances = excluded.balances`),
@@ -153,7 +150,7 @@ export class LedgerStore {
   // --- blocks
 
   insertBlock(block: Block, height: number): void {
-    this.s.blockInsert!.run(block.hash, block.account, height, block.timestamp, encodeBlock(block));
+    this.s.blockInsert!.run(block.hash, block.account, height, block.timestamp, blockJsonText(block));
     this.cacheBlock(block, height);
   }
 
@@ -172,6 +169,13 @@ export class LedgerStore {
 
   hasBlock(hash: string): boolean {
     return this.blockCache.has(hash) || this.s.blockExists!.get(hash) !== undefined;
+  }
+
+  /** A chain block's account and height, without decoding (or caching) its body. */
+  position(hash: string): { account: string; height: number } | undefined {
+    const cached = this.blockCache.get(hash);
+    if (cached) return { account: cached.block.account, height: cached.height };
+    return this.s.blockPosition!.get(hash) as { account: string; height: number } | undefined;
   }
 
   blockAt(account: string, height: number): Block | undefined {
@@ -219,17 +223,18 @@ export class LedgerStore {
   // --- accounts
 
   putAccount(a: AccountState): void {
-    this.s.accountPut!.run({
-      address: a.address,
-      frontier: a.frontier,
-      height: a.height,
-      last_ts: a.lastTimestamp.toString(),
-      pub_key: a.pubKey,
-      keyset: a.keyset ? stringifyJson(a.keyset) : '',
-      representative: a.representative,
-      final_height: a.finalHeight,
-      balances: encodeAccountBalances(a),
-    });
+    // Positional parameters, in column order: cheaper to bind than named ones (once per block).
+    this.s.accountPut!.run(
+      a.address,
+      a.frontier,
+      a.height,
+      a.lastTimestamp.toString(),
+      a.pubKey,
+      a.keyset ? stringifyJson(a.keyset) : '',
+      a.representative,
+      a.finalHeight,
+      encodeAccountBalances(a),
+    );
   }
 
   deleteAccount(address: string): void {
@@ -298,7 +303,7 @@ export class LedgerStore {
   // --- conflicts, staged siblings, commit locks
 
   putStaged(block: Block, stagedAt: bigint): void {
-    this.s.stagedPut!.run(block.hash, block.account, block.previous, stagedAt.toString(), encodeBlock(block));
+    this.s.stagedPut!.run(block.hash, block.account, block.previous, stagedAt.toString(), blockJsonText(block));
   }
 
   deleteStaged(hash: string): void {

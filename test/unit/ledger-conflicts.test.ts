@@ -57,6 +57,7 @@ describe('conflict staging', () => {
     expect(t.ledger.conflictsFor(D6.address)).toHaveLength(1);
     expect(t.ledger.conflictsFor(D7.address)).toHaveLength(0);
     expect(t.ledger.getBlock(b.hash)).toEqual({ block: b, finalized: false });
+    expect(t.ledger.blockFinalized(b.hash)).toBe(false);
     expect(t.ledger.stats().conflicts_open).toBe(1);
     // Re-submitting the staged sibling is a duplicate.
     expect(c.submit(b).status).toBe('duplicate');
@@ -183,6 +184,32 @@ describe('votes and finalization', () => {
     c.send(D6, D7, 1n);
     // A late vote for the resolved position is answered only by a node that votes itself.
     expect(t.ledger.submitVote(finalVote(a, t))).toBeNull();
+  });
+
+  it('writes a commit lock only while its position waits for other representatives', () => {
+    const t = openTestLedger({ identitySeed: D1.seed, stabilityWindowNs: 0n });
+    const c = new Chains(t);
+    const locks = () => t.db.prepare('SELECT account, previous, hash FROM ledger_commit_locks').all();
+    // Locked and finalized in one pass: no row is ever written.
+    const s = c.send(D1, D6, GENESIS_SUPPLY / 2n);
+    expect(t.ledger.getBlock(s.hash)!.finalized).toBe(true);
+    expect(locks()).toEqual([]);
+    // D6 delegates to itself: this node now holds half the weight and can lock, not finalize alone.
+    const r = c.receive(D6, s, D6.address);
+    expect(t.ledger.getBlock(r.hash)!.finalized).toBe(false);
+    const converge = signVote(D6.seed, { ...finalVote(r, t, 6), final: false });
+    expect(t.ledger.submitVote(converge)).toBeNull();
+    expect(locks()).toEqual([{ account: D6.address, previous: '0', hash: r.hash }]);
+    expect(t.ledger.getBlock(r.hash)!.finalized).toBe(false);
+    expect(t.ledger.blockFinalized(r.hash)).toBe(false);
+    expect(t.ledger.blockFinalized('f'.repeat(64))).toBeNull();
+    // The lock survives a restart, until the position is final.
+    const t2 = t.reopen();
+    expect(t2.ledger.submitVote(finalVote(r, t2, 6))).toBeNull();
+    expect(t2.ledger.getBlock(r.hash)!.finalized).toBe(true);
+    expect(t2.ledger.blockFinalized(r.hash)).toBe(true);
+    expect(t2.db.prepare('SELECT hash FROM ledger_commit_locks').all()).toEqual([]);
+    t2.close();
   });
 
   it('rejects votes that fail their checks', () => {
