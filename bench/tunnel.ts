@@ -23,7 +23,7 @@
 
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { pino } from 'pino';
@@ -49,6 +49,10 @@ const PING_COUNT = 2000;
 const CLIENT_CPU = '1';
 const SERVER_CPU = '0';
 const FDPASS_HELPER = join(process.cwd(), 'bench', 'tunnel-fdpass.py');
+// The helper starts once per scp, inside the timed transfer: the system interpreter, isolated and
+// without site packages, starts in about 15 ms; a version manager's `python3` shim took about 90 ms,
+// an eighth of a 256 MiB transfer, which is start-up cost and not tunnel throughput.
+const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3 -I -S' : 'python3 -I -S';
 
 /**
  * The VM-side port for raw measurements, a process of its own (like the VM's sshd): `BULK\n` → count
@@ -226,7 +230,7 @@ async function main(): Promise<void> {
   const rawSig = access.sign(rawLease);
   const sshSig = access.sign(sshLease);
   // The tunnel's HTTP handshake is done by a helper that then hands the socket to ssh and exits.
-  const proxy = ['-o', 'ProxyUseFdpass=yes', '-o', `ProxyCommand=python3 ${FDPASS_HELPER} 127.0.0.1 ${apiPort} ${sshLease} ${sshSig}`];
+  const proxy = ['-o', 'ProxyUseFdpass=yes', '-o', `ProxyCommand=${PYTHON} ${FDPASS_HELPER} 127.0.0.1 ${apiPort} ${sshLease} ${sshSig}`];
 
   const r: Record<string, number[]> = {
     rawDirect: [], rawTunnel: [], p50Direct: [], p50Tunnel: [], p99Direct: [], p99Tunnel: [],
