@@ -52,10 +52,14 @@ export interface StatusDeps {
 
 /** `sha256` over sorted `account:frontier:block_count` lines, first 16 hex characters. */
 export function frontierFingerprint(ledger: LedgerService): string {
-  // One page of every account: paging would sort the whole address set once per page.
-  const lines = ledger.accounts(0, Number.MAX_SAFE_INTEGER).map((a) => `${a.address}:${a.frontier}:${a.block_count}`);
-  lines.sort();
-  return createHash('sha256').update(lines.join('\n')).digest('hex').slice(0, 16);
+  // Addresses are 64 hex characters, so lines sort exactly as their addresses do.
+  const hash = createHash('sha256');
+  let separator = '';
+  for (const [address, frontier, blockCount] of ledger.sortedFrontiers()) {
+    hash.update(`${separator}${address}:${frontier}:${blockCount}`);
+    separator = '\n';
+  }
+  return hash.digest('hex').slice(0, 16);
 }
 
 export class NodeStatus {

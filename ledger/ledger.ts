@@ -550,8 +550,8 @@ export class Ledger implements LedgerService {
   }
 
   accounts(offset = 0, limit = DEFAULT_PAGE): AccountSummary[] {
-    return [...this.state.accounts.keys()]
-      .sort()
+    return this.state.addresses
+      .keys()
       .slice(offset, offset + limit)
       .map((k) => {
         const a = this.state.account(k)!;
@@ -566,7 +566,16 @@ export class Ledger implements LedgerService {
   }
 
   frontiers(after: string | undefined, limit: number): KeyPage<string> {
-    return sortedPage(this.state.accounts.keys(), after, limit, (k) => this.state.account(k)!.frontier);
+    const keys = this.state.addresses.keysAfter(after);
+    const entries = keys.slice(0, limit).map((k): [string, string] => [k, this.state.account(k)!.frontier]);
+    return keys.length > limit && entries.length > 0 ? { entries, nextAfter: entries[entries.length - 1]![0] } : { entries };
+  }
+
+  *sortedFrontiers(): Generator<[address: string, frontier: string, blockCount: number]> {
+    for (const address of this.state.addresses.keys()) {
+      const a = this.state.account(address)!;
+      yield [address, a.frontier, a.height];
+    }
   }
 
   /** Sorted by timestamp, then send hash (api.md §6.3). */

@@ -193,6 +193,8 @@ export interface LedgerService {
   frontier(address: string): string | null;
   accounts(offset?: number, limit?: number): AccountSummary[];
   frontiers(after: string | undefined, limit: number): KeyPage<string>;
+  /** Every account's frontier and block count, in address order, without a page to build. */
+  sortedFrontiers(): Iterable<[address: string, frontier: string, blockCount: number]>;
   pending(): PendingEntry[];
   pendingFor(address: string): PendingEntry[];
   keyset(address: string): Keyset | null;

@@ -1,6 +1,7 @@
 // The ledger's in-memory state (accounts, pending entries, leases, delegation weights, counters),
 // rebuilt from the store at start, and the commit of one block: every write of the block and its
 // effects in one SQLite transaction, installed in memory only once the transaction committed.
+import { SortedKeys } from './sorted-keys.js';
 import { invalid } from '../errors.js';
 import type { Block, PendingEntry } from '../types.js';
 import type { Effects } from '../blocks/context.js';
@@ -17,7 +18,10 @@ export interface LedgerCounters {
 }
 
 export class LedgerState {
-  readonly accounts = new Map<string, AccountState>();
+  private readonly byAddress = new Map<string, AccountState>();
+  readonly accounts: ReadonlyMap<string, AccountState> = this.byAddress;
+  /** The keys of `accounts`, for reads in address order (kept by setAccount and removeAccount). */
+  readonly addresses = new SortedKeys();
   readonly pending = new Map<string, PendingEntry>();
   private readonly pendingByDestination = new Map<string, Set<string>>();
   readonly leases = new Map<string, StoredLease>();
@@ -33,14 +37,15 @@ export class LedgerState {
 
   /** (Re)build every in-memory structure from the tables. */
   load(): void {
-    this.accounts.clear();
+    this.byAddress.clear();
+    this.addresses.clear();
     this.pending.clear();
     this.pendingByDestination.clear();
     this.leases.clear();
     this.leasesByAccount.clear();
     this.delegation.clear();
     for (const a of this.store.loadAccounts()) {
-      this.accounts.set(a.address, a);
+      this.setAccount(a);
       this.delegation.add(a.representative, a.balances.get('XE') ?? 0n);
     }
     for (const p of this.store.loadPending()) this.indexPending(p);
@@ -110,7 +115,7 @@ export class LedgerState {
       this.store.insertBlock(g, 1);
       this.store.putAccount(acct);
     });
-    this.accounts.set(acct.address, acct);
+    this.setAccount(acct);
     this.delegation.add(acct.representative, g.balance);
   }
 
@@ -171,7 +176,7 @@ export class LedgerState {
     // Committed: install in memory.
     this.delegation.move(oldRep, oldXe, acct.representative, acct.balances.get('XE') ?? 0n);
     this.counters.delegation_underflows = underflows;
-    this.accounts.set(acct.address, acct);
+    this.setAccount(acct);
     if (effects.pendingAdd) this.indexPending(effects.pendingAdd);
     if (effects.pendingRemove) this.unindexPending(effects.pendingRemove);
     if (grown) this.pending.set(grown.send_hash, grown);
@@ -296,6 +301,15 @@ export class LedgerState {
     this.rebuildAccount(block.account);
   }
 
+  private setAccount(acct: AccountState): void {
+    if (!this.byAddress.has(acct.address)) this.addresses.add(acct.address);
+    this.byAddress.set(acct.address, acct);
+  }
+
+  private removeAccount(address: string): void {
+    if (this.byAddress.delete(address)) this.addresses.delete(address);
+  }
+
   private rebuildAccount(address: string): void {
     const before = this.accounts.get(address);
     const chain = this.store.chain(address, 0, Number.MAX_SAFE_INTEGER);
@@ -303,7 +317,7 @@ export class LedgerState {
     const oldXe = before?.balances.get('XE') ?? 0n;
     if (chain.length === 0) {
       this.store.deleteAccount(address);
-      this.accounts.delete(address);
+      this.removeAccount(address);
       this.delegation.move(oldRep, oldXe, '', 0n);
       return;
     }
@@ -324,7 +338,7 @@ export class LedgerState {
       if (block.representative !== '') acct.representative = block.representative;
     }
     this.store.putAccount(acct);
-    this.accounts.set(address, acct);
+    this.setAccount(acct);
     this.delegation.move(oldRep, oldXe, acct.representative, acct.balances.get('XE') ?? 0n);
   }
 

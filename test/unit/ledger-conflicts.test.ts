@@ -229,6 +229,7 @@ describe('swap (conflict promotion, ledger.md §21)', () => {
     const a = c.send(D6, D7, 100n);
     const a2 = c.send(D6, D8, 50n);
     const rec = c.receive(D7, a, D1.address);
+    expect(t.ledger.accounts(0, 100).map((x) => x.address)).toContain(D7.address);
     const b = sibling(c, a, { destination: D8.address, amount: 300n, balance: 999_700n });
     expect(c.submit(b).status).toBe('staged');
     expect(t.ledger.submitVote(finalVote(b, t))).toBeNull();
@@ -238,6 +239,8 @@ describe('swap (conflict promotion, ledger.md §21)', () => {
     expect(t.ledger.getBlock(b.hash)).toEqual({ block: b, finalized: true });
     for (const gone of [a, a2, rec]) expect(t.ledger.getBlock(gone.hash)).toBeNull();
     expect(t.ledger.frontier(D7.address)).toBeNull(); // its only block was the unwound receive
+    expect(t.ledger.accounts(0, 100).map((a) => a.address)).not.toContain(D7.address);
+    expect([...t.ledger.sortedFrontiers()].map(([address]) => address)).toEqual(t.ledger.accounts(0, 100).map((a) => a.address));
     expect(c.balance(D6, 'XE')).toBe(999_700n);
     expect(t.ledger.pending().map((p) => [p.send_hash, p.amount])).toEqual([[b.hash, 300n]]);
     const after = t.ledger.supply();

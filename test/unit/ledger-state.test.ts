@@ -1,5 +1,7 @@
 // Delegation weights (ledger.md §16), spendable balances (§17.2), reputation (§18), stats.
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { frontierFingerprint } from '../../agent/status.js';
 import { GENESIS_SUPPLY } from '../../ledger/genesis/genesis.js';
 import { buildBlock } from './statechain-helpers.js';
 import { Chains, SECOND, dev, openTestLedger } from './ledger-helpers.js';
@@ -77,6 +79,30 @@ describe('spendable balance', () => {
 });
 
 describe('reads', () => {
+  it('lists accounts in address order as accounts open and after a restart; the fingerprint follows api.md §6.7', () => {
+    const t = openTestLedger();
+    const c = new Chains(t);
+    const opened = [2, 3, 4, 5, 6, 7, 8, 9].map((n) => dev(n));
+    const check = (ledger: typeof t.ledger) => {
+      const all = ledger.accounts(0, 100);
+      const addresses = all.map((a) => a.address);
+      expect(addresses).toEqual([...addresses].sort());
+      expect(ledger.accounts(2, 3)).toEqual(all.slice(2, 5));
+      expect([...ledger.sortedFrontiers()]).toEqual(all.map((a) => [a.address, a.frontier, a.block_count]));
+      const lines = all.map((a) => `${a.address}:${a.frontier}:${a.block_count}`).sort();
+      expect(frontierFingerprint(ledger)).toBe(createHash('sha256').update(lines.join('\n')).digest('hex').slice(0, 16));
+    };
+    for (const [i, key] of opened.entries()) {
+      c.fund(key, 100n + BigInt(i), 0n);
+      check(t.ledger);
+      expect(t.ledger.accounts(0, 100)).toHaveLength(i + 2);
+    }
+    const t2 = t.reopen();
+    check(t2.ledger);
+    expect(t2.ledger.accounts(0, 100).map((a) => a.address)).toEqual(t.ledger.accounts(0, 100).map((a) => a.address));
+    t2.close();
+  });
+
   it('pages chains, accounts, frontiers and newest blocks', () => {
     const t = openTestLedger();
     const c = new Chains(t);
