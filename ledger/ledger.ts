@@ -87,11 +87,15 @@ function wallClockNs(): bigint {
   return BigInt(Date.now()) * 1_000_000n;
 }
 
-function sortedPage<T>(keys: Iterable<string>, after: string | undefined, limit: number, get: (k: string) => T): KeyPage<T> {
-  const sorted = [...keys].filter((k) => after === undefined || k > after).sort();
+/** The first `limit` of `sorted` (keys past the cursor, ascending) with their values; `nextAfter` when more follow. */
+function pageOf<T>(sorted: readonly string[], limit: number, get: (k: string) => T): KeyPage<T> {
   const page = sorted.slice(0, limit);
   const entries = page.map((k): [string, T] => [k, get(k)]);
   return sorted.length > limit && page.length > 0 ? { entries, nextAfter: page[page.length - 1]! } : { entries };
+}
+
+function sortedPage<T>(keys: Iterable<string>, after: string | undefined, limit: number, get: (k: string) => T): KeyPage<T> {
+  return pageOf([...keys].filter((k) => after === undefined || k > after).sort(), limit, get);
 }
 
 export class Ledger implements LedgerService {
@@ -566,9 +570,8 @@ export class Ledger implements LedgerService {
   }
 
   frontiers(after: string | undefined, limit: number): KeyPage<string> {
-    const keys = this.state.addresses.keysAfter(after);
-    const entries = keys.slice(0, limit).map((k): [string, string] => [k, this.state.account(k)!.frontier]);
-    return keys.length > limit && entries.length > 0 ? { entries, nextAfter: entries[entries.length - 1]![0] } : { entries };
+    // One key beyond the page tells whether another page follows.
+    return pageOf(this.state.addresses.keysAfter(after, limit + 1), limit, (k) => this.state.account(k)!.frontier);
   }
 
   *sortedFrontiers(): Generator<[address: string, frontier: string, blockCount: number]> {

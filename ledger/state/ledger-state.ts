@@ -1,7 +1,6 @@
 // The ledger's in-memory state (accounts, pending entries, leases, delegation weights, counters),
 // rebuilt from the store at start, and the commit of one block: every write of the block and its
 // effects in one SQLite transaction, installed in memory only once the transaction committed.
-import { SortedKeys } from './sorted-keys.js';
 import { invalid } from '../errors.js';
 import type { Block, PendingEntry } from '../types.js';
 import type { Effects } from '../blocks/context.js';
@@ -9,6 +8,7 @@ import type { LedgerStore } from '../store/ledger-store.js';
 import { cloneAccount, cloneLease, leaseEscrow, type AccountState, type StoredLease } from './records.js';
 import { replayBalances } from './spendable.js';
 import { Delegation } from './delegation.js';
+import { SortedKeys } from './sorted-keys.js';
 
 /** Counters that history alone determines (not derivable from current state). */
 export interface LedgerCounters {

@@ -40,18 +40,17 @@ export class SortedKeys {
     return this.sorted;
   }
 
-  /** Keys strictly greater than `after` (all when undefined), ascending. */
-  keysAfter(after: string | undefined): readonly string[] {
+  /** At most `count` keys strictly greater than `after` (from the first when undefined), ascending. */
+  keysAfter(after: string | undefined, count: number): string[] {
     const keys = this.keys();
-    if (after === undefined) return keys;
     let lo = 0;
     let hi = keys.length;
-    while (lo < hi) {
+    while (after !== undefined && lo < hi) {
       const mid = (lo + hi) >> 1;
       if (keys[mid]! <= after) lo = mid + 1;
       else hi = mid;
     }
-    return keys.slice(lo);
+    return keys.slice(lo, lo + count);
   }
 }
 

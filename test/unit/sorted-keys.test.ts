@@ -34,7 +34,9 @@ describe('SortedKeys', () => {
         const expected = [...live].sort();
         expect(keys.keys()).toEqual(expected);
         const after = expected[Math.floor(expected.length / 2)];
-        expect(keys.keysAfter(after)).toEqual(expected.filter((k) => after === undefined || k > after));
+        const past = expected.filter((k) => after === undefined || k > after);
+        expect(keys.keysAfter(after, Number.MAX_SAFE_INTEGER)).toEqual(past);
+        expect(keys.keysAfter(after, 3)).toEqual(past.slice(0, 3));
       }
     }
     expect(keys.keys()).toEqual([...live].sort());
@@ -50,8 +52,9 @@ describe('SortedKeys', () => {
     keys.add('c');
     expect(keys.keys()).toEqual(['a', 'b', 'c']);
     keys.delete('c');
-    expect(keys.keysAfter('a')).toEqual(['b']);
-    expect(keys.keysAfter(undefined)).toEqual(['a', 'b']);
+    expect(keys.keysAfter('a', 10)).toEqual(['b']);
+    expect(keys.keysAfter(undefined, 10)).toEqual(['a', 'b']);
+    expect(keys.keysAfter(undefined, 1)).toEqual(['a']);
     keys.clear();
     expect(keys.keys()).toEqual([]);
   });
