@@ -267,29 +267,30 @@ async function main(): Promise<void> {
     r.cpuRelayTunnel!.push((relay.user + relay.system) / 1e6 / gib);
     r.cpuSinkTunnel!.push((sink.cpuSeconds() - sink0) / gib);
   };
+  const scpDirect = async () => r.scpDirect!.push(MIB / (await timed('scp', ['-q', '-F', config, '-P', String(vm.port), src, `root@127.0.0.1:${dst}`])));
+  const scpTunnel = async () => r.scpTunnel!.push(MIB / (await timed('scp', ['-q', '-F', config, ...proxy, src, `root@vm:${dst}`])));
+  const scpGatewayJ = async () =>
+    r.scpGatewayJ!.push(MIB / (await timed('scp', ['-q', '-F', config, '-J', `${sshLease}@127.0.0.1:${gwPort}`, src, `root@vm:${dst}`])));
+  const scpOpensshJ = async () =>
+    r.scpOpensshJ!.push(
+      MIB / (await timed('scp', ['-q', '-F', config, '-J', `root@127.0.0.1:${jump.port}`, '-P', String(vm.port), src, `root@127.0.0.1:${dst}`])),
+    );
+  /** Run `i` of a pair: which one goes first alternates, so load drifting within a pair favours neither. */
+  const pairInTurn = async (i: number, a: () => Promise<unknown>, b: () => Promise<unknown>) => {
+    for (const measure of i % 2 === 0 ? [a, b] : [b, a]) await measure();
+  };
   for (let i = 0; i < RUNS; i++) {
     process.stderr.write(`run ${i + 1}/${RUNS}\n`);
-    // Alternate which of the pair goes first, so that load drifting within a pair favours neither.
-    const rawPair = i % 2 === 0 ? [rawDirect, rawTunnel] : [rawTunnel, rawDirect];
-    for (const measure of rawPair) await measure();
-    const pullPair = i % 2 === 0 ? [pullDirect, pullTunnel] : [pullTunnel, pullDirect];
-    for (const measure of pullPair) await measure();
+    await pairInTurn(i, rawDirect, rawTunnel);
+    await pairInTurn(i, pullDirect, pullTunnel);
     const ld = await client(['ping', 'direct', '127.0.0.1', String(sinkPort), '', '', String(PING_COUNT)]);
     const lt = await client(['ping', 'tunnel', '127.0.0.1', String(apiPort), rawLease, rawSig, String(PING_COUNT)]);
     r.p50Direct!.push(ld.p50us!);
     r.p50Tunnel!.push(lt.p50us!);
     r.p99Direct!.push(ld.p99us!);
     r.p99Tunnel!.push(lt.p99us!);
-    const scpDirect = async () => r.scpDirect!.push(MIB / (await timed('scp', ['-q', '-F', config, '-P', String(vm.port), src, `root@127.0.0.1:${dst}`])));
-    const scpTunnel = async () => r.scpTunnel!.push(MIB / (await timed('scp', ['-q', '-F', config, ...proxy, src, `root@vm:${dst}`])));
-    const scpGatewayJ = async () =>
-      r.scpGatewayJ!.push(MIB / (await timed('scp', ['-q', '-F', config, '-J', `${sshLease}@127.0.0.1:${gwPort}`, src, `root@vm:${dst}`])));
-    const scpOpensshJ = async () =>
-      r.scpOpensshJ!.push(
-        MIB / (await timed('scp', ['-q', '-F', config, '-J', `root@127.0.0.1:${jump.port}`, '-P', String(vm.port), src, `root@127.0.0.1:${dst}`])),
-      );
-    for (const measure of i % 2 === 0 ? [scpDirect, scpTunnel] : [scpTunnel, scpDirect]) await measure();
-    for (const measure of i % 2 === 0 ? [scpOpensshJ, scpGatewayJ] : [scpGatewayJ, scpOpensshJ]) await measure();
+    await pairInTurn(i, scpDirect, scpTunnel);
+    await pairInTurn(i, scpOpensshJ, scpGatewayJ);
   }
 
   const m = Object.fromEntries(Object.entries(r).map(([k, v]) => [k, median(v)])) as Record<string, number>;
