@@ -14,6 +14,8 @@ declare module 'autocannon' {
     duration?: number;
     amount?: number;
     requests?: Request[];
+    /** Called with each connection's client; it emits 'request' as it writes each request. */
+    setupClient?: (client: { once(event: 'request', listener: () => void): void }) => void;
   }
   interface Histogram {
     average: number;

@@ -23,7 +23,7 @@
 
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { pino } from 'pino';
@@ -37,7 +37,7 @@ import { tunnelRoute } from '../gateway/tunnel/tunnel.js';
 import { startDockerLeaseVm } from '../test/integration/helpers/lease-vm.js';
 import { startStandInVm } from '../test/integration/helpers/stand-in-vm.js';
 import { LeaseTable, newAccessKey, PROVIDER, randomLeaseHash, sshClientConfig } from '../test/integration/helpers/gateway-fixtures.js';
-import { median } from './stats.js';
+import { cpuSeconds, median } from './stats.js';
 
 const run = promisify(execFile);
 const { values } = parseArgs({
@@ -92,12 +92,7 @@ srv.listen(0, '127.0.0.1', () => console.log(srv.address().port));
 async function startSink(): Promise<{ port: number; cpuSeconds(): number; stop(): void }> {
   const child = spawn(process.execPath, ['--input-type=module', '-e', SINK], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
-  // utime + stime of /proc/<pid>/stat, in clock ticks of 1/100 s.
-  const cpuSeconds = () => {
-    const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  };
-  return { port, cpuSeconds, stop: () => child.kill() };
+  return { port, cpuSeconds: () => cpuSeconds(child.pid!), stop: () => child.kill() };
 }
 
 // The load generator, a separate node process: connects directly or through the tunnel, then

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # System packages and daemons the provider features and their tests need: the Docker engine,
-# libvirt with QEMU, debootstrap (VM images), OpenSSH (gateway tests), tmux (interactive tests).
+# libvirt with QEMU, debootstrap (VM images), OpenSSH (gateway tests), tmux (interactive tests),
+# wrk (the load generator of bench:api's block intake).
 # Run as root. Idempotent: installs what is missing, starts what is not running.
 set -euo pipefail
 # dnsmasq-base: libvirt runs it for every NAT network (only a "recommends", so name it).
 packages=(docker.io libvirt-daemon-system libvirt-dev qemu-system-x86 qemu-utils dnsmasq-base debootstrap
-          openssh-client openssh-server tmux iptables nftables e2fsprogs ca-certificates systemd)
+          openssh-client openssh-server tmux iptables nftables e2fsprogs ca-certificates systemd
+          wrk)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
