@@ -1,5 +1,10 @@
 // Prepared statements over the ledger tables. The store is dumb: it persists what the state layer
 // decided, and loads it back at start. Every write of one block runs inside `transaction`.
+//
+// Two things keep the pages a group commit writes few (schema.ts explains why that matters): the
+// store numbers accounts itself (address → id, all in memory), and pending entries are written at
+// the end of the outermost transaction, so an entry that a batch both creates and consumes (a send
+// and its receive) never reaches the table.
 import type { Statement } from 'better-sqlite3';
 import type { Database } from './db.js';
 import { migrateLedgerSchema } from './schema.js';
@@ -60,6 +65,14 @@ export class LedgerStore {
    */
   private readonly blockCache = new Map<string, HeldBlock>();
   private readonly hashAtHeight = new Map<string, string>();
+  /** Every account's row id; an id is taken when an account's first block or row is written. */
+  private readonly accountIds = new Map<string, number>();
+  private nextAccountId = 1;
+  /** Pending entries written in the open transaction (null: deleted), flushed at its outermost end. */
+  private readonly pendingWrites = new Map<string, PendingEntry | null>();
+  /** How to undo each change to accountIds and pendingWrites, so a rolled-back savepoint undoes its own. */
+  private readonly undo: (() => void)[] = [];
+  private depth = 0;
 
   constructor(readonly db: Database) {
     migrateLedgerSchema(db);
@@ -68,22 +81,22 @@ export class LedgerStore {
     this.s = {
       metaGet: p(`SELECT value FROM ledger_meta WHERE key = ?`),
       metaSet: p(`INSERT INTO ledger_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`),
-      blockInsert: p(`INSERT INTO ledger_blocks (hash, account, height, timestamp, body) VALUES (?, ?, ?, ?, ?)`),
+      blockInsert: p(`INSERT INTO ledger_blocks (hash, account, account_id, height, timestamp, body) VALUES (?, ?, ?, ?, ?, ?)`),
       blockDelete: p(`DELETE FROM ledger_blocks WHERE hash = ?`),
       blockGet: p(`SELECT body, height FROM ledger_blocks WHERE hash = ?`),
       blockExists: p(`SELECT 1 FROM ledger_blocks WHERE hash = ?`),
       blockPosition: p(`SELECT account, height FROM ledger_blocks WHERE hash = ?`),
-      blockAt: p(`SELECT body FROM ledger_blocks WHERE account = ? AND height = ?`),
-      chainPage: p(`SELECT body, height FROM ledger_blocks WHERE account = ? AND height > ? ORDER BY height ASC LIMIT ?`),
+      blockAt: p(`SELECT body FROM ledger_blocks WHERE account_id = ? AND height = ?`),
+      chainPage: p(`SELECT body, height FROM ledger_blocks WHERE account_id = ? AND height > ? ORDER BY height ASC LIMIT ?`),
       blockCount: p(`SELECT COUNT(*) AS n FROM ledger_blocks`),
       totalChanges: p(`SELECT total_changes() AS n`),
-      accountPut: p(`INSERT INTO ledger_accounts (address, frontier, height, last_ts, pub_key, keyset, representative, final_height, balances)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT(address) DO UPDATE SET frontier = excluded.frontier, height = excluded.height, last_ts = excluded.last_ts,
+      accountPut: p(`INSERT INTO ledger_accounts (id, address, frontier, height, last_ts, pub_key, keyset, representative, final_height, balances)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT(id) DO UPDATE SET frontier = excluded.frontier, height = excluded.height, last_ts = excluded.last_ts,
           pub_key = excluded.pub_key, keyset = excluded.keyset, representative = excluded.representative,
           final_height = excluded.final_height, balances = excluded.balances`),
-      accountDelete: p(`DELETE FROM ledger_accounts WHERE address = ?`),
-      accountFinal: p(`UPDATE ledger_accounts SET final_height = ? WHERE address = ?`),
+      accountDelete: p(`DELETE FROM ledger_accounts WHERE id = ?`),
+      accountFinal: p(`UPDATE ledger_accounts SET final_height = ? WHERE id = ?`),
       accountsAll: p(`SELECT * FROM ledger_accounts`),
       pendingPut: p(`INSERT INTO ledger_pending (send_hash, source, destination, amount, asset, timestamp) VALUES (?, ?, ?, ?, ?, ?)
         ON CONFLICT(send_hash) DO UPDATE SET amount = excluded.amount`),
@@ -110,15 +123,40 @@ export class LedgerStore {
       certDelete: p(`DELETE FROM ledger_certificates WHERE hash = ?`),
       certsAll: p(`SELECT body, referenced FROM ledger_certificates`),
     };
+    this.readAccountIds(db.prepare(`SELECT id, address FROM ledger_accounts`).all() as Row[]);
+  }
+
+  private readAccountIds(rows: Row[]): void {
+    this.accountIds.clear();
+    this.nextAccountId = 1;
+    for (const r of rows) {
+      const id = r.id as number;
+      this.accountIds.set(r.address as string, id);
+      this.nextAccountId = Math.max(this.nextAccountId, id + 1);
+    }
   }
 
   /** Runs `fn` in one transaction (a savepoint when nested). */
   transaction<T>(fn: () => T): T {
+    const outermost = this.depth === 0;
+    const undoMark = this.undo.length;
+    this.depth++;
     try {
-      return this.runInTransaction(fn) as T;
+      return this.runInTransaction(() => {
+        const result = fn();
+        if (outermost) this.flushPending();
+        return result;
+      }) as T;
     } catch (e) {
       this.forgetCachedBlocks();
+      while (this.undo.length > undoMark) this.undo.pop()!();
       throw e;
+    } finally {
+      this.depth--;
+      if (outermost) {
+        this.pendingWrites.clear();
+        this.undo.length = 0;
+      }
     }
   }
 
@@ -150,7 +188,7 @@ export class LedgerStore {
   // --- blocks
 
   insertBlock(block: Block, height: number): void {
-    this.s.blockInsert!.run(block.hash, block.account, height, block.timestamp, blockJsonText(block));
+    this.s.blockInsert!.run(block.hash, block.account, this.accountId(block.account), height, block.timestamp, blockJsonText(block));
     this.cacheBlock(block, height);
   }
 
@@ -182,7 +220,9 @@ export class LedgerStore {
     const hash = this.hashAtHeight.get(heightKey(account, height));
     const cached = hash === undefined ? undefined : this.blockCache.get(hash);
     if (cached) return cached.block;
-    const r = this.s.blockAt!.get(account, height) as { body: string } | undefined;
+    const id = this.accountIds.get(account);
+    if (id === undefined) return undefined;
+    const r = this.s.blockAt!.get(id, height) as { body: string } | undefined;
     return r && this.cacheBlock(decodeBlock(r.body), height).block;
   }
 
@@ -210,7 +250,9 @@ export class LedgerStore {
 
   /** Blocks with height in (afterHeight, afterHeight + limit], oldest first. */
   chain(account: string, afterHeight: number, limit: number): { block: Block; height: number }[] {
-    return (this.s.chainPage!.all(account, afterHeight, limit) as { body: string; height: number }[]).map((r) => ({
+    const id = this.accountIds.get(account);
+    if (id === undefined) return [];
+    return (this.s.chainPage!.all(id, afterHeight, limit) as { body: string; height: number }[]).map((r) => ({
       block: decodeBlock(r.body),
       height: r.height,
     }));
@@ -222,9 +264,21 @@ export class LedgerStore {
 
   // --- accounts
 
+  /** The account's row id, taken now if it has none yet. */
+  private accountId(address: string): number {
+    let id = this.accountIds.get(address);
+    if (id === undefined) {
+      id = this.nextAccountId++;
+      this.accountIds.set(address, id);
+      if (this.depth > 0) this.undo.push(() => this.accountIds.delete(address));
+    }
+    return id;
+  }
+
   putAccount(a: AccountState): void {
     // Positional parameters, in column order: cheaper to bind than named ones (once per block).
     this.s.accountPut!.run(
+      this.accountId(a.address),
       a.address,
       a.frontier,
       a.height,
@@ -238,15 +292,23 @@ export class LedgerStore {
   }
 
   deleteAccount(address: string): void {
-    this.s.accountDelete!.run(address);
+    const id = this.accountIds.get(address);
+    if (id === undefined) return;
+    this.s.accountDelete!.run(id);
+    this.accountIds.delete(address);
+    if (this.depth > 0) this.undo.push(() => this.accountIds.set(address, id));
   }
 
   setFinalHeight(address: string, finalHeight: number): void {
-    this.s.accountFinal!.run(finalHeight, address);
+    const id = this.accountIds.get(address);
+    if (id !== undefined) this.s.accountFinal!.run(finalHeight, id);
   }
 
+  /** Every account row; also (re)reads the account ids. */
   loadAccounts(): AccountState[] {
-    return (this.s.accountsAll!.all() as Row[]).map((r) => {
+    const rows = this.s.accountsAll!.all() as Row[];
+    this.readAccountIds(rows);
+    return rows.map((r) => {
       const balances = parseJson(r.balances as string);
       const keysetJson = r.keyset === '' ? null : parseJson(r.keyset as string);
       return {
@@ -268,11 +330,32 @@ export class LedgerStore {
   // --- pending
 
   putPending(p: PendingEntry): void {
-    this.s.pendingPut!.run(p.send_hash, p.source, p.destination, p.amount.toString(), p.asset, p.timestamp.toString());
+    this.writePending(p.send_hash, p);
   }
 
   deletePending(hash: string): void {
-    this.s.pendingDelete!.run(hash);
+    this.writePending(hash, null);
+  }
+
+  private writePending(hash: string, entry: PendingEntry | null): void {
+    if (this.depth === 0) {
+      this.transaction(() => this.writePending(hash, entry));
+      return;
+    }
+    const before = this.pendingWrites.get(hash);
+    this.undo.push(() => {
+      if (before === undefined) this.pendingWrites.delete(hash);
+      else this.pendingWrites.set(hash, before);
+    });
+    this.pendingWrites.set(hash, entry);
+  }
+
+  /** The open transaction's last word on each pending entry; deleting one never stored costs a lookup only. */
+  private flushPending(): void {
+    for (const [hash, p] of this.pendingWrites) {
+      if (p === null) this.s.pendingDelete!.run(hash);
+      else this.s.pendingPut!.run(hash, p.source, p.destination, p.amount.toString(), p.asset, p.timestamp.toString());
+    }
   }
 
   loadPending(): PendingEntry[] {

@@ -1,15 +1,19 @@
 // Ledger tables (the state chain keeps its own `sc_*` tables in the same file). 64-bit values are
 // stored as decimal TEXT so nothing above 2^53 is ever rounded.
 //
-// Indexes: an account's chain by (account, height); blocks by hash; frontiers are the accounts
-// table; leases by state, provider and consumer. Two queries are served from memory instead, since
-// every index costs a page write in each block's commit (measured: the two together were ~25 % of
-// the per-block commit): pending entries by destination (every pending entry is held in memory,
-// indexed by destination, rebuilt from this table at start) and the newest blocks (the SPEC's
-// 1000-block cache, ledger/state/recent.ts, seeded at start through the chain index).
+// Indexes: blocks by hash; an account's chain by (account id, height); leases by state, provider
+// and consumer. Every index a block touches costs a page write in the block's commit, and a key
+// spread at random (a hash, an address) costs one page per block: measured, a batch of 32
+// send/receive blocks wrote ~120 WAL pages with address-keyed accounts and chains. So accounts are
+// rows numbered in creation order (the address → id map is held in memory, as every account is),
+// and chains are keyed by that number: new accounts and their chains append to the same few pages.
+// Two queries are served from memory instead of indexes: pending entries by destination (every
+// pending entry is held in memory, indexed by destination, rebuilt from this table at start) and
+// the newest blocks (the SPEC's 1000-block cache, ledger/state/recent.ts, seeded at start through
+// the chain index).
 import type { Database } from './db.js';
 
-export const LEDGER_SCHEMA_VERSION = 1;
+export const LEDGER_SCHEMA_VERSION = 2;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS ledger_meta (
@@ -17,15 +21,17 @@ CREATE TABLE IF NOT EXISTS ledger_meta (
   value TEXT NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS ledger_blocks (
-  hash      TEXT PRIMARY KEY,
-  account   TEXT NOT NULL,
-  height    INTEGER NOT NULL,
-  timestamp INTEGER NOT NULL,
-  body      TEXT NOT NULL
+  hash       TEXT PRIMARY KEY,
+  account    TEXT NOT NULL,
+  height     INTEGER NOT NULL,
+  timestamp  INTEGER NOT NULL,
+  body       TEXT NOT NULL,
+  account_id INTEGER NOT NULL
 );
-CREATE UNIQUE INDEX IF NOT EXISTS ledger_blocks_chain ON ledger_blocks (account, height);
+CREATE UNIQUE INDEX IF NOT EXISTS ledger_blocks_chain ON ledger_blocks (account_id, height);
 CREATE TABLE IF NOT EXISTS ledger_accounts (
-  address        TEXT PRIMARY KEY,
+  id             INTEGER PRIMARY KEY,
+  address        TEXT NOT NULL,
   frontier       TEXT NOT NULL,
   height         INTEGER NOT NULL,
   last_ts        TEXT NOT NULL,
@@ -34,7 +40,7 @@ CREATE TABLE IF NOT EXISTS ledger_accounts (
   representative TEXT NOT NULL,
   final_height   INTEGER NOT NULL,
   balances       TEXT NOT NULL
-) WITHOUT ROWID;
+);
 CREATE TABLE IF NOT EXISTS ledger_pending (
   send_hash   TEXT PRIMARY KEY,
   source      TEXT NOT NULL,
@@ -92,15 +98,53 @@ DROP INDEX IF EXISTS ledger_blocks_newest;
 DROP INDEX IF EXISTS ledger_pending_destination;
 `;
 
+/**
+ * Schema 1 → 2: accounts keyed by address become rows numbered in address order, and the chain
+ * index moves from (account, height) to (account_id, height).
+ */
+const MIGRATE_1_TO_2 = `
+CREATE TABLE ledger_accounts_v2 (
+  id             INTEGER PRIMARY KEY,
+  address        TEXT NOT NULL,
+  frontier       TEXT NOT NULL,
+  height         INTEGER NOT NULL,
+  last_ts        TEXT NOT NULL,
+  pub_key        TEXT NOT NULL,
+  keyset         TEXT NOT NULL,
+  representative TEXT NOT NULL,
+  final_height   INTEGER NOT NULL,
+  balances       TEXT NOT NULL
+);
+INSERT INTO ledger_accounts_v2 (address, frontier, height, last_ts, pub_key, keyset, representative, final_height, balances)
+  SELECT address, frontier, height, last_ts, pub_key, keyset, representative, final_height, balances
+  FROM ledger_accounts ORDER BY address;
+DROP TABLE ledger_accounts;
+ALTER TABLE ledger_accounts_v2 RENAME TO ledger_accounts;
+CREATE INDEX ledger_accounts_migration ON ledger_accounts (address);
+DROP INDEX ledger_blocks_chain;
+ALTER TABLE ledger_blocks ADD COLUMN account_id INTEGER NOT NULL DEFAULT 0;
+UPDATE ledger_blocks SET account_id = (SELECT id FROM ledger_accounts a WHERE a.address = ledger_blocks.account);
+DROP INDEX ledger_accounts_migration;
+`;
+
 export function migrateLedgerSchema(db: Database): void {
-  db.exec(SCHEMA);
-  db.exec(DROPPED);
-  const row = db.prepare(`SELECT value FROM ledger_meta WHERE key = 'schema_version'`).get() as
-    | { value: string }
-    | undefined;
-  if (!row) {
-    db.prepare(`INSERT INTO ledger_meta (key, value) VALUES ('schema_version', ?)`).run(String(LEDGER_SCHEMA_VERSION));
-  } else if (Number(row.value) !== LEDGER_SCHEMA_VERSION) {
-    throw new Error(`ledger store: unsupported schema version ${row.value}`);
-  }
+  db.transaction(() => {
+    const version = storedVersion(db);
+    if (version !== undefined && version !== 1 && version !== LEDGER_SCHEMA_VERSION) {
+      throw new Error(`ledger store: unsupported schema version ${version}`);
+    }
+    if (version === 1) db.exec(MIGRATE_1_TO_2);
+    db.exec(SCHEMA);
+    db.exec(DROPPED);
+    db.prepare(`INSERT INTO ledger_meta (key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`).run(
+      String(LEDGER_SCHEMA_VERSION),
+    );
+  })();
+}
+
+function storedVersion(db: Database): number | undefined {
+  const hasMeta = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ledger_meta'`).get();
+  if (!hasMeta) return undefined;
+  const row = db.prepare(`SELECT value FROM ledger_meta WHERE key = 'schema_version'`).get() as { value: string } | undefined;
+  return row === undefined ? undefined : Number(row.value);
 }
