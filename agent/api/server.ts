@@ -3,6 +3,7 @@
 // route's own checks — over the one route list of routes.ts.
 
 import { fastify, LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { adminCheck } from './auth.js';
 import { clientKey } from './client-key.js';
@@ -20,6 +21,8 @@ import {
   sendJson,
 } from './http.js';
 import { RateLimiter } from './rate-limit.js';
+import { coalesceWrites } from './write-coalescing.js';
+import { onTakeover } from '../../gateway/tunnel/takeover.js';
 import { rateClassOf, type Route } from './route.js';
 import { Router } from './router.js';
 import { SUBMITTABLE_TYPES } from '../../ledger/types.js';
@@ -66,6 +69,10 @@ export function buildApiServer(opts: ApiServerOptions): FastifyInstance {
     },
   });
   app.server.headersTimeout = HEADERS_TIMEOUT_MS;
+  app.server.on('connection', (socket: Socket) => {
+    const release = coalesceWrites(socket);
+    if (release) onTakeover(socket, release);
+  });
 
   const router = new Router(opts.routes);
   const hostAllowed = hostAllowlist(opts.bind, opts.allowedHosts);

@@ -29,6 +29,12 @@ interface HeldBytes {
 }
 
 const heldBySocket = new WeakMap<Socket, HeldBytes>();
+const takeoverHooks = new WeakMap<Socket, () => void>();
+
+/** Run `release` when the socket is taken over (before the tunnel writes to it): undo a wrapper of its writes. */
+export function onTakeover(socket: Socket, release: () => void): void {
+  takeoverHooks.set(socket, release);
+}
 
 function isTunnelRequest(method: string | undefined, url: string | undefined): boolean {
   return method === 'POST' && url !== undefined && TUNNEL_PATH_RE.test(url);
@@ -121,6 +127,8 @@ export function takeOverSocket(req: IncomingMessage): TakenSocket | null {
   if (!socket || socket.destroyed) return null;
   const state = heldBySocket.get(socket);
   heldBySocket.delete(socket);
+  takeoverHooks.get(socket)?.();
+  takeoverHooks.delete(socket);
   for (const event of ['data', 'end', 'timeout', 'drain', 'error'] as const) socket.removeAllListeners(event);
   socket.setTimeout(0);
   socket.setNoDelay(true);
