@@ -119,7 +119,9 @@ export class Ledger implements LedgerService {
   private readonly now: () => bigint;
   private readonly listeners = new Set<(e: LedgerEvent) => void>();
   private readonly view: LedgerView;
-  private readonly preverified = new Set<string>();
+  /** Signatures checked elsewhere: (public key, signature) pairs by block hash, each usable once. */
+  private readonly preverified = new Map<string, { publicKey: string; signature: string }[]>();
+  private preverifiedCount = 0;
   private readonly recent = new RecentBlocks();
   private blockTotal: number;
   private readonly genesisBalance: bigint;
@@ -255,19 +257,32 @@ export class Ledger implements LedgerService {
 
   /**
    * Mark signatures as already verified (e.g. by a worker pool); the pipeline then skips the
-   * ed25519 check of exactly these (public key, hash, signature) triples, once. Keyed by the
-   * checked values themselves, so no later change of a block object can reuse an entry.
+   * ed25519 check of exactly these (public key, hash, signature) triples, once. Matched on the
+   * checked values themselves, so no later change of a block object can reuse an entry. (Kept by
+   * hash, whose string a block carries along: no long key is built and hashed per signature.)
    */
   preverify(entries: { publicKey: string; hash: string; signature: string }[]): void {
     // Entries of blocks rejected before their signature check are never consumed: bound the set.
-    if (this.preverified.size + entries.length > MAX_PREVERIFIED) this.preverified.clear();
-    for (const e of entries) this.preverified.add(`${e.publicKey}${e.hash}${e.signature}`);
+    if (this.preverifiedCount + entries.length > MAX_PREVERIFIED) {
+      this.preverified.clear();
+      this.preverifiedCount = 0;
+    }
+    for (const { publicKey, hash, signature } of entries) {
+      const pairs = this.preverified.get(hash);
+      if (pairs) pairs.push({ publicKey, signature });
+      else this.preverified.set(hash, [{ publicKey, signature }]);
+      this.preverifiedCount++;
+    }
   }
 
   private readonly verifyHashSignature: HashSignatureVerifier = (pub, hash, sig) => {
-    const key = `${pub}${hash}${sig}`;
-    if (this.preverified.delete(key)) return true;
-    return verifyHashSignature(pub, hash, sig);
+    const pairs = this.preverified.get(hash);
+    const i = pairs ? pairs.findIndex((p) => p.publicKey === pub && p.signature === sig) : -1;
+    if (i < 0) return verifyHashSignature(pub, hash, sig);
+    if (pairs!.length === 1) this.preverified.delete(hash);
+    else pairs!.splice(i, 1);
+    this.preverifiedCount--;
+    return true;
   };
 
   /** ledger.md §11. Throws LedgerError on rejection. */

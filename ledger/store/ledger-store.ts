@@ -53,7 +53,6 @@ interface HeldBlock {
   height: number;
 }
 
-const heightKey = (account: string, height: number): string => `${account}:${height}`;
 
 export class LedgerStore {
   private readonly s: Record<string, Statement>;
@@ -64,7 +63,8 @@ export class LedgerStore {
    * entry newest). Any rolled-back transaction empties it, so it never holds a block the tables do not.
    */
   private readonly blockCache = new Map<string, HeldBlock>();
-  private readonly hashAtHeight = new Map<string, string>();
+  /** account → height → hash of the cached blocks (nested: no key string is built per lookup). */
+  private readonly hashAtHeight = new Map<string, Map<number, string>>();
   /** Every account's row id; an id is taken when an account's first block or row is written. */
   private readonly accountIds = new Map<string, number>();
   private nextAccountId = 1;
@@ -217,7 +217,7 @@ export class LedgerStore {
   }
 
   blockAt(account: string, height: number): Block | undefined {
-    const hash = this.hashAtHeight.get(heightKey(account, height));
+    const hash = this.hashAtHeight.get(account)?.get(height);
     const cached = hash === undefined ? undefined : this.blockCache.get(hash);
     if (cached) return cached.block;
     const id = this.accountIds.get(account);
@@ -230,7 +230,9 @@ export class LedgerStore {
     const held = { block, height };
     this.blockCache.delete(block.hash);
     this.blockCache.set(block.hash, held);
-    this.hashAtHeight.set(heightKey(block.account, height), block.hash);
+    const heights = this.hashAtHeight.get(block.account);
+    if (heights) heights.set(height, block.hash);
+    else this.hashAtHeight.set(block.account, new Map([[height, block.hash]]));
     if (this.blockCache.size > BLOCK_CACHE_SIZE) this.uncache(this.blockCache.keys().next().value as string);
     return held;
   }
@@ -239,8 +241,10 @@ export class LedgerStore {
     const held = this.blockCache.get(hash);
     if (!held) return;
     this.blockCache.delete(hash);
-    const key = heightKey(held.block.account, held.height);
-    if (this.hashAtHeight.get(key) === hash) this.hashAtHeight.delete(key);
+    const heights = this.hashAtHeight.get(held.block.account);
+    if (heights?.get(held.height) !== hash) return;
+    heights.delete(held.height);
+    if (heights.size === 0) this.hashAtHeight.delete(held.block.account);
   }
 
   private forgetCachedBlocks(): void {
