@@ -15,6 +15,20 @@ import type { Database } from './db.js';
 
 export const LEDGER_SCHEMA_VERSION = 2;
 
+/** The accounts table's columns (schema 2), shared by its creation and the migration to it. */
+const ACCOUNT_COLUMNS = `
+  id             INTEGER PRIMARY KEY,
+  address        TEXT NOT NULL,
+  frontier       TEXT NOT NULL,
+  height         INTEGER NOT NULL,
+  last_ts        TEXT NOT NULL,
+  pub_key        TEXT NOT NULL,
+  keyset         TEXT NOT NULL,
+  representative TEXT NOT NULL,
+  final_height   INTEGER NOT NULL,
+  balances       TEXT NOT NULL
+`;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS ledger_meta (
   key   TEXT PRIMARY KEY,
@@ -29,18 +43,7 @@ CREATE TABLE IF NOT EXISTS ledger_blocks (
   account_id INTEGER NOT NULL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS ledger_blocks_chain ON ledger_blocks (account_id, height);
-CREATE TABLE IF NOT EXISTS ledger_accounts (
-  id             INTEGER PRIMARY KEY,
-  address        TEXT NOT NULL,
-  frontier       TEXT NOT NULL,
-  height         INTEGER NOT NULL,
-  last_ts        TEXT NOT NULL,
-  pub_key        TEXT NOT NULL,
-  keyset         TEXT NOT NULL,
-  representative TEXT NOT NULL,
-  final_height   INTEGER NOT NULL,
-  balances       TEXT NOT NULL
-);
+CREATE TABLE IF NOT EXISTS ledger_accounts (${ACCOUNT_COLUMNS});
 CREATE TABLE IF NOT EXISTS ledger_pending (
   send_hash   TEXT PRIMARY KEY,
   source      TEXT NOT NULL,
@@ -103,18 +106,7 @@ DROP INDEX IF EXISTS ledger_pending_destination;
  * index moves from (account, height) to (account_id, height).
  */
 const MIGRATE_1_TO_2 = `
-CREATE TABLE ledger_accounts_v2 (
-  id             INTEGER PRIMARY KEY,
-  address        TEXT NOT NULL,
-  frontier       TEXT NOT NULL,
-  height         INTEGER NOT NULL,
-  last_ts        TEXT NOT NULL,
-  pub_key        TEXT NOT NULL,
-  keyset         TEXT NOT NULL,
-  representative TEXT NOT NULL,
-  final_height   INTEGER NOT NULL,
-  balances       TEXT NOT NULL
-);
+CREATE TABLE ledger_accounts_v2 (${ACCOUNT_COLUMNS});
 INSERT INTO ledger_accounts_v2 (address, frontier, height, last_ts, pub_key, keyset, representative, final_height, balances)
   SELECT address, frontier, height, last_ts, pub_key, keyset, representative, final_height, balances
   FROM ledger_accounts ORDER BY address;
