@@ -47,12 +47,6 @@ export class Finality {
   /** account → previous → representative public key → latest vote. */
   private readonly votes = new Map<string, Map<string, Map<string, Vote>>>();
   private readonly locks = new Map<string, string>();
-  /**
-   * Locks taken in the current `process` pass, written when it ends (still inside the caller's
-   * transaction). A lock the same pass finalizes is never written: its row would be inserted and
-   * deleted within one commit.
-   */
-  private readonly unwrittenLocks = new Map<string, { account: string; previous: string; hash: string }>();
   private readonly lastCandidateAt = new Map<string, bigint>();
   private readonly unfinalized = new Set<string>();
   private readonly repAddress = new Map<string, string>();
@@ -106,18 +100,13 @@ export class Finality {
     // Without an identity only positions that received votes can move.
     const everything = () => (this.identity ? [...this.unfinalized] : [...this.votes.keys()]);
     let queue = hint ?? everything();
-    try {
-      for (;;) {
-        let advanced = false;
-        for (const addr of queue) {
-          while (this.tryAdvance(addr, report)) advanced = true;
-        }
-        if (!advanced) return;
-        queue = everything();
+    for (;;) {
+      let advanced = false;
+      for (const addr of queue) {
+        while (this.tryAdvance(addr, report)) advanced = true;
       }
-    } finally {
-      for (const l of this.unwrittenLocks.values()) this.o.store.putLock(l.account, l.previous, l.hash);
-      this.unwrittenLocks.clear();
+      if (!advanced) return;
+      queue = everything();
     }
   }
 
@@ -231,7 +220,7 @@ export class Finality {
     const since = this.o.now() - (this.lastCandidateAt.get(key) ?? 0n);
     if (converge * 100n >= total * 67n && since >= this.o.stabilityWindowNs) {
       this.locks.set(key, pref.hash);
-      this.unwrittenLocks.set(key, { account, previous, hash: pref.hash });
+      this.o.store.putLock(account, previous, pref.hash);
       byRep.set(this.identity.pubKey, this.sign(pref, true));
     }
   }
@@ -298,7 +287,7 @@ export class Finality {
       this.o.state.setFinalHeight(account, height);
       for (const previous of positions) {
         this.o.conflicts.resolve(account, previous);
-        if (!this.unwrittenLocks.has(positionKey(account, previous))) this.o.store.deleteLock(account, previous);
+        this.o.store.deleteLock(account, previous);
       }
     });
     const byPrev = this.votes.get(account);
@@ -306,7 +295,6 @@ export class Finality {
       byPrev?.delete(previous);
       const key = positionKey(account, previous);
       this.locks.delete(key);
-      this.unwrittenLocks.delete(key);
       this.lastCandidateAt.delete(key);
     }
     if (byPrev && byPrev.size === 0) this.votes.delete(account);

@@ -2,9 +2,10 @@
 // decided, and loads it back at start. Every write of one block runs inside `transaction`.
 //
 // Two things keep the pages a group commit writes few (schema.ts explains why that matters): the
-// store numbers accounts itself (address → id, all in memory), and pending entries are written at
-// the end of the outermost transaction, so an entry that a batch both creates and consumes (a send
-// and its receive) never reaches the table.
+// store numbers accounts itself (address → id, all in memory), and pending entries and commit locks
+// are written at the end of the outermost transaction, so a row that a batch both creates and
+// removes (a send and its receive; a lock taken and resolved in one finality pass) never reaches
+// its table.
 import type { Statement } from 'better-sqlite3';
 import type { Database } from './db.js';
 import { migrateLedgerSchema } from './schema.js';
@@ -53,6 +54,12 @@ interface HeldBlock {
   height: number;
 }
 
+/** A commit lock row; `hash` null: deleted. */
+interface LockWrite {
+  account: string;
+  previous: string;
+  hash: string | null;
+}
 
 export class LedgerStore {
   private readonly s: Record<string, Statement>;
@@ -68,9 +75,11 @@ export class LedgerStore {
   /** Every account's row id; an id is taken when an account's first block or row is written. */
   private readonly accountIds = new Map<string, number>();
   private nextAccountId = 1;
-  /** Pending entries written in the open transaction (null: deleted), flushed at its outermost end. */
+  /** Rows written in the open transaction, by key, flushed at its outermost end: send hash → entry (null: deleted). */
   private readonly pendingWrites = new Map<string, PendingEntry | null>();
-  /** How to undo each change to accountIds and pendingWrites, so a rolled-back savepoint undoes its own. */
+  /** … and `account:previous` → commit lock. */
+  private readonly lockWrites = new Map<string, LockWrite>();
+  /** How to undo each change to accountIds and the deferred rows, so a rolled-back savepoint undoes its own. */
   private readonly undo: (() => void)[] = [];
   private depth = 0;
 
@@ -144,7 +153,7 @@ export class LedgerStore {
     try {
       return this.runInTransaction(() => {
         const result = fn();
-        if (outermost) this.flushPending();
+        if (outermost) this.flushDeferred();
         return result;
       }) as T;
     } catch (e) {
@@ -155,8 +164,35 @@ export class LedgerStore {
       this.depth--;
       if (outermost) {
         this.pendingWrites.clear();
+        this.lockWrites.clear();
         this.undo.length = 0;
       }
+    }
+  }
+
+  /** Record `value` as the open transaction's last word on `key` (outside one, it is written at once). */
+  private defer<V>(rows: Map<string, V>, key: string, value: V): void {
+    if (this.depth === 0) {
+      this.transaction(() => this.defer(rows, key, value));
+      return;
+    }
+    const before = rows.get(key);
+    this.undo.push(() => {
+      if (before === undefined) rows.delete(key);
+      else rows.set(key, before);
+    });
+    rows.set(key, value);
+  }
+
+  /** Deferred rows as the transaction leaves them; deleting one never stored costs a lookup only. */
+  private flushDeferred(): void {
+    for (const [hash, p] of this.pendingWrites) {
+      if (p === null) this.s.pendingDelete!.run(hash);
+      else this.s.pendingPut!.run(hash, p.source, p.destination, p.amount.toString(), p.asset, p.timestamp.toString());
+    }
+    for (const { account, previous, hash } of this.lockWrites.values()) {
+      if (hash === null) this.s.lockDelete!.run(account, previous);
+      else this.s.lockPut!.run(account, previous, hash);
     }
   }
 
@@ -334,32 +370,11 @@ export class LedgerStore {
   // --- pending
 
   putPending(p: PendingEntry): void {
-    this.writePending(p.send_hash, p);
+    this.defer(this.pendingWrites, p.send_hash, p);
   }
 
   deletePending(hash: string): void {
-    this.writePending(hash, null);
-  }
-
-  private writePending(hash: string, entry: PendingEntry | null): void {
-    if (this.depth === 0) {
-      this.transaction(() => this.writePending(hash, entry));
-      return;
-    }
-    const before = this.pendingWrites.get(hash);
-    this.undo.push(() => {
-      if (before === undefined) this.pendingWrites.delete(hash);
-      else this.pendingWrites.set(hash, before);
-    });
-    this.pendingWrites.set(hash, entry);
-  }
-
-  /** The open transaction's last word on each pending entry; deleting one never stored costs a lookup only. */
-  private flushPending(): void {
-    for (const [hash, p] of this.pendingWrites) {
-      if (p === null) this.s.pendingDelete!.run(hash);
-      else this.s.pendingPut!.run(hash, p.source, p.destination, p.amount.toString(), p.asset, p.timestamp.toString());
-    }
+    this.defer(this.pendingWrites, hash, null);
   }
 
   loadPending(): PendingEntry[] {
@@ -417,11 +432,11 @@ export class LedgerStore {
   }
 
   putLock(account: string, previous: string, hash: string): void {
-    this.s.lockPut!.run(account, previous, hash);
+    this.defer(this.lockWrites, `${account}:${previous}`, { account, previous, hash });
   }
 
   deleteLock(account: string, previous: string): void {
-    this.s.lockDelete!.run(account, previous);
+    this.defer(this.lockWrites, `${account}:${previous}`, { account, previous, hash: null });
   }
 
   loadLocks(): { account: string; previous: string; hash: string }[] {
