@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { LedgerError } from '../../ledger/errors.js';
 import type { LedgerEvent, SubmitResult } from '../../ledger/service.js';
 import type { Block } from '../../ledger/types.js';
-import { build, Chains, dev, openTestLedger, type TestLedger } from './ledger-helpers.js';
+import { Chains, dev, openTestLedger, type TestLedger } from './ledger-helpers.js';
 
 const D1 = dev(1);
 const D7 = dev(7);
@@ -21,24 +21,8 @@ beforeEach(() => {
 });
 
 /** dev1 sends `amounts` in a row (not submitted), each to `to`. */
-function sends(to: string, amounts: bigint[]): Block[] {
-  let previous = c.frontier(D1);
-  let balance = c.balance(D1, 'XE');
-  return amounts.map((amount, i) => {
-    balance -= amount;
-    const b = build('send', { account: D1.address, previous, timestamp: t.clock.ns + BigInt(i), asset: 'XE', destination: to, amount, balance }, 1);
-    previous = b.hash;
-    return b;
-  });
-}
-
-function openingReceive(who: typeof D7, send: Block): Block {
-  return build(
-    'receive',
-    { account: who.address, previous: '0', timestamp: send.timestamp + 1n, asset: 'XE', source: send.hash, balance: send.amount, representative: D1.address },
-    who.n,
-  );
-}
+const sends = (to: string, amounts: bigint[]): Block[] => c.sendsAhead(D1, amounts.map((amount) => ({ to, amount })));
+const openingReceive = (who: typeof D7, send: Block): Block => c.openingReceive(who, send, D1.address);
 
 const applied = (events: LedgerEvent[]) => events.filter((e) => e.kind === 'block.applied').map((e) => (e as { block: Block }).block.hash);
 

@@ -210,6 +210,27 @@ export class Chains {
     return this.ledger.submit(b);
   }
 
+  /** XE sends in a row on `from`'s frontier, one per transfer, a nanosecond apart: built, not submitted. */
+  sendsAhead(from: DevKey, transfers: { to: string; amount: bigint }[]): Block[] {
+    let previous = this.frontier(from);
+    let balance = this.balance(from, 'XE');
+    return transfers.map(({ to, amount }, i) => {
+      balance -= amount;
+      const b = build('send', { account: from.address, previous, timestamp: this.t.clock.ns + BigInt(i), asset: 'XE', destination: to, amount, balance }, from.n);
+      previous = b.hash;
+      return b;
+    });
+  }
+
+  /** `who`'s opening receive of `send`, a nanosecond after it: built, not submitted. */
+  openingReceive(who: DevKey, send: Block, representative = ''): Block {
+    return build(
+      'receive',
+      { account: who.address, previous: '0', timestamp: send.timestamp + 1n, asset: send.asset, source: send.hash, balance: send.amount, representative },
+      who.n,
+    );
+  }
+
   send(from: DevKey, to: DevKey | string, amount: bigint, asset = 'XE'): Block {
     const b = this.next('send', from, {
       asset,

@@ -6,7 +6,7 @@ import { LedgerStore } from '../../ledger/store/ledger-store.js';
 import { LEDGER_SCHEMA_VERSION } from '../../ledger/store/schema.js';
 import type { AccountState } from '../../ledger/state/records.js';
 import type { Block, PendingEntry } from '../../ledger/types.js';
-import { build, Chains, dev, openTestLedger, type TestLedger } from './ledger-helpers.js';
+import { Chains, dev, openTestLedger, type TestLedger } from './ledger-helpers.js';
 
 const D1 = dev(1);
 const D7 = dev(7);
@@ -23,20 +23,8 @@ beforeEach(() => {
 const pendingRows = () => (t.db.prepare(`SELECT send_hash FROM ledger_pending ORDER BY send_hash`).all() as { send_hash: string }[]).map((r) => r.send_hash);
 
 /** dev1's sends (not submitted), one per recipient. */
-function sends(recipients: string[], amount: bigint): Block[] {
-  let previous = c.frontier(D1);
-  let balance = c.balance(D1, 'XE');
-  return recipients.map((to, i) => {
-    balance -= amount;
-    const b = build('send', { account: D1.address, previous, timestamp: t.clock.ns + BigInt(i), asset: 'XE', destination: to, amount, balance }, 1);
-    previous = b.hash;
-    return b;
-  });
-}
-
-function openingReceive(who: typeof D7, send: Block): Block {
-  return build('receive', { account: who.address, previous: '0', timestamp: send.timestamp + 1n, asset: 'XE', source: send.hash, balance: send.amount }, who.n);
-}
+const sends = (recipients: string[], amount: bigint): Block[] => c.sendsAhead(D1, recipients.map((to) => ({ to, amount })));
+const openingReceive = (who: typeof D7, send: Block): Block => c.openingReceive(who, send);
 
 describe('pending entries in a group commit', () => {
   it('a send received in the same batch never reaches the table; one left unreceived does, and survives a restart', () => {
