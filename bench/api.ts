@@ -6,7 +6,7 @@
 //    blocks/s vs the single-core node:crypto ed25519 verify rate. Target ≥ 0.5. The daemon is not
 //    pinned: it checks signatures on a worker thread beside its event loop, as in production, and
 //    shares the machine's two cores with the load generator. The target figure is driven by wrk
-//    (bench/wrk-load.ts; C, ~10 µs of CPU per request); the same load from autocannon
+//    (bench/wrk-load.ts; C, 2–5 µs of CPU per request); the same load from autocannon
 //    (bench/api-load.ts; JavaScript, ~80 µs per request, CPU the daemon then lacks on 2 cores) is
 //    reported beside it. Each run is timed from the first request written to the last answer, and
 //    prints the CPU the daemon and the load generator spent per block.

@@ -50,19 +50,20 @@ export async function wrkSequences(url: string, sequences: Request[][], pipelini
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
-    let cpuUsed = 0;
+    let cpuUsed: number | undefined;
     await new Promise<void>((resolve, reject) => {
       child.on('error', reject);
       child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`wrk exited with ${code}: ${out}`))));
       child.stdout.on('data', (c: Buffer) => {
         out += c.toString();
         // Every thread has finished: wrk's main thread would sleep out -d, so interrupt it.
-        if (cpuUsed === 0 && out.split('\n').filter((l) => l === 'done').length === sequences.length) {
+        if (cpuUsed === undefined && out.split('\n').filter((l) => l === 'done').length === sequences.length) {
           cpuUsed = cpuSeconds(child.pid!);
           child.kill('SIGINT');
         }
       });
     });
+    if (cpuUsed === undefined) throw new Error(`wrk ended before every sequence was answered: ${out}`);
     const line = out.split('\n').find((l) => l.startsWith('{'));
     if (!line) throw new Error(`wrk printed no result: ${out}`);
     const r = JSON.parse(line) as { elapsedMs: number; requests: number; non2xx: number; errors: number };
