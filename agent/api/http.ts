@@ -122,16 +122,9 @@ export function* pagesOf<T>(fetch: (offset: number, limit: number) => T[], pageS
 // -------------------------------------------------------------------------------------------
 // Bodies
 
-const bodyTexts = new WeakMap<FastifyRequest, string>();
-
-/** Called by the server once the body text is read; handlers use `jsonBody`/`bodyText`. */
-export function rememberBodyText(request: FastifyRequest, text: string): void {
-  bodyTexts.set(request, text);
-}
-
 /** The raw body text of a POST (empty when none). */
 export function bodyText(request: FastifyRequest): string {
-  return bodyTexts.get(request) ?? '';
+  return request.apiBodyText ?? '';
 }
 
 /** `415` unless the media type is application/json (case-insensitive, parameters allowed). */

@@ -26,6 +26,15 @@ export interface Route {
   body?: 'none';
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The route the API pipeline matched (server.ts); null until matched. */
+    apiRoute: Route | null;
+    /** The body text of a POST as read (server.ts); '' when none. Handlers use `bodyText`/`jsonBody`. */
+    apiBodyText: string;
+  }
+}
+
 /** Rate-limit class of a request (api.md §14). */
 export type RateClass = 'read' | 'write' | 'probe';
 

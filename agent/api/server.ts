@@ -14,7 +14,6 @@ import {
   MAX_BODY_BYTES,
   jsonBody,
   pathOf,
-  rememberBodyText,
   requireJsonContentType,
   sendError,
   sendHttpError,
@@ -44,12 +43,13 @@ const REQUEST_TIMEOUT_MS = 30_000;
 const WRITE_TIMEOUT_MS = 60_000;
 const KEEP_ALIVE_MS = 120_000;
 
-const matchedRoutes = new WeakMap<FastifyRequest, Route>();
-
 export function buildApiServer(opts: ApiServerOptions): FastifyInstance {
   const app = fastify({
     loggerInstance: opts.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
+    // Requests are not logged one by one (a failure is logged with its method and URL), so they
+    // share the server's logger instead of each building a child logger.
+    childLoggerFactory: (logger) => logger,
     bodyLimit: MAX_BODY_BYTES,
     exposeHeadRoutes: false,
     return503OnClosing: false,
@@ -61,13 +61,15 @@ export function buildApiServer(opts: ApiServerOptions): FastifyInstance {
     // fails its shape check); such a request's body is never read.
     frameworkErrors: (_err, request, reply) => {
       if (!front(request, reply)) return;
-      if (request.method === 'POST' && matchedRoutes.get(request)?.body !== 'none') {
+      if (request.method === 'POST' && request.apiRoute?.body !== 'none') {
         sendError(reply, 400, INVALID_BODY);
         return;
       }
       dispatch(request, reply).catch((err: unknown) => onError(err, request, reply));
     },
   });
+  app.decorateRequest('apiRoute', null);
+  app.decorateRequest('apiBodyText', '');
   app.server.headersTimeout = HEADERS_TIMEOUT_MS;
   app.server.on('connection', (socket: Socket) => {
     const release = coalesceWrites(socket);
@@ -130,7 +132,7 @@ export function buildApiServer(opts: ApiServerOptions): FastifyInstance {
       return false;
     }
     request.params = match.params;
-    matchedRoutes.set(request, route);
+    request.apiRoute = route;
     if (method === 'POST' && route.body !== 'none') {
       try {
         if (route.admin === 'required') adminCheck(request, opts.adminToken);
@@ -150,10 +152,10 @@ export function buildApiServer(opts: ApiServerOptions): FastifyInstance {
   });
 
   async function dispatch(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-    const route = matchedRoutes.get(request);
+    const route = request.apiRoute;
     if (!route) return sendError(reply, 404, 'not found');
     if (request.method === 'POST' && route.body !== 'none') {
-      rememberBodyText(request, typeof request.body === 'string' ? request.body : '');
+      request.apiBodyText = typeof request.body === 'string' ? request.body : '';
       request.body = jsonBody(request);
     }
     const result = await route.handler(request, reply);
