@@ -1,6 +1,6 @@
 // Block JSON ↔ Block, intake (ledger.md §4, §11 steps 1–3), canonical bytes (§5), aux (§6), hash (§7.1)
 // and the intrinsic verify step (§7.4).
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import {
   TYPE_BYTE,
   emptyBlock,
@@ -453,7 +453,7 @@ export function computeBlockHash(block: Block, networkId: string): string {
     if (e instanceof RangeError) throw invalid(`verify: encode: ${e.message}`);
     throw e;
   }
-  return createHash('sha256').update(networkId, 'utf8').update(canonical).update(aux).digest('hex');
+  return hash('sha256', Buffer.concat([Buffer.from(networkId, 'utf8'), canonical, aux]), 'hex');
 }
 
 // ---------------------------------------------------------------------------------------------
