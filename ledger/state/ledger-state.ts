@@ -346,7 +346,7 @@ export class LedgerState {
   setFinalHeight(address: string, height: number): void {
     const acct = this.accounts.get(address);
     if (!acct || height <= acct.finalHeight) return;
-    this.store.setFinalHeight(address, height);
     acct.finalHeight = height;
+    this.store.putAccount(acct);
   }
 }

@@ -2,10 +2,11 @@
 // decided, and loads it back at start. Every write of one block runs inside `transaction`.
 //
 // Two things keep the pages a group commit writes few (schema.ts explains why that matters): the
-// store numbers accounts itself (address → id, all in memory), and pending entries and commit locks
-// are written at the end of the outermost transaction, so a row that a batch both creates and
-// removes (a send and its receive; a lock taken and resolved in one finality pass) never reaches
-// its table.
+// store numbers accounts itself (address → id, all in memory), and account rows, pending entries
+// and commit locks are written at the end of the outermost transaction. So an account a batch
+// touches several times (a block, its finality, the account's next block) is written once, and a
+// row that a batch both creates and removes (a send and its receive; a lock taken and resolved in
+// one finality pass) never reaches its table.
 import type { Statement } from 'better-sqlite3';
 import type { Database } from './db.js';
 import { migrateLedgerSchema } from './schema.js';
@@ -75,13 +76,20 @@ export class LedgerStore {
   /** Every account's row id; an id is taken when an account's first block or row is written. */
   private readonly accountIds = new Map<string, number>();
   private nextAccountId = 1;
-  /** Rows written in the open transaction, by key, flushed at its outermost end: send hash → entry (null: deleted). */
+  /**
+   * Rows written in the open transaction, by key, flushed at its outermost end: account row id →
+   * the account (null: deleted; the object as it is at the flush is written) …
+   */
+  private readonly accountWrites = new Map<number, { address: string; account: AccountState | null }>();
+  /** … send hash → entry (null: deleted) … */
   private readonly pendingWrites = new Map<string, PendingEntry | null>();
   /** … and `account:previous` → commit lock. */
   private readonly lockWrites = new Map<string, LockWrite>();
   /** How to undo each change to accountIds and the deferred rows, so a rolled-back savepoint undoes its own. */
   private readonly undo: (() => void)[] = [];
   private depth = 0;
+  /** Deferred writes recorded so far: counted as changes, as they will be once flushed. */
+  private deferredChanges = 0;
 
   constructor(readonly db: Database) {
     migrateLedgerSchema(db);
@@ -105,7 +113,6 @@ export class LedgerStore {
           pub_key = excluded.pub_key, keyset = excluded.keyset, representative = excluded.representative,
           final_height = excluded.final_height, balances = excluded.balances`),
       accountDelete: p(`DELETE FROM ledger_accounts WHERE id = ?`),
-      accountFinal: p(`UPDATE ledger_accounts SET final_height = ? WHERE id = ?`),
       accountsAll: p(`SELECT * FROM ledger_accounts`),
       pendingPut: p(`INSERT INTO ledger_pending (send_hash, source, destination, amount, asset, timestamp) VALUES (?, ?, ?, ?, ?, ?)
         ON CONFLICT(send_hash) DO UPDATE SET amount = excluded.amount`),
@@ -163,6 +170,7 @@ export class LedgerStore {
     } finally {
       this.depth--;
       if (outermost) {
+        this.accountWrites.clear();
         this.pendingWrites.clear();
         this.lockWrites.clear();
         this.undo.length = 0;
@@ -171,7 +179,7 @@ export class LedgerStore {
   }
 
   /** Record `value` as the open transaction's last word on `key` (outside one, it is written at once). */
-  private defer<V>(rows: Map<string, V>, key: string, value: V): void {
+  private defer<K, V>(rows: Map<K, V>, key: K, value: V): void {
     if (this.depth === 0) {
       this.transaction(() => this.defer(rows, key, value));
       return;
@@ -182,10 +190,30 @@ export class LedgerStore {
       else rows.set(key, before);
     });
     rows.set(key, value);
+    this.deferredChanges++;
   }
 
   /** Deferred rows as the transaction leaves them; deleting one never stored costs a lookup only. */
   private flushDeferred(): void {
+    for (const [id, { address, account: a }] of this.accountWrites) {
+      if (a === null) {
+        this.s.accountDelete!.run(id);
+        continue;
+      }
+      // Positional parameters, in column order: cheaper to bind than named ones.
+      this.s.accountPut!.run(
+        id,
+        address,
+        a.frontier,
+        a.height,
+        a.lastTimestamp.toString(),
+        a.pubKey,
+        a.keyset ? stringifyJson(a.keyset) : '',
+        a.representative,
+        a.finalHeight,
+        encodeAccountBalances(a),
+      );
+    }
     for (const [hash, p] of this.pendingWrites) {
       if (p === null) this.s.pendingDelete!.run(hash);
       else this.s.pendingPut!.run(hash, p.source, p.destination, p.amount.toString(), p.asset, p.timestamp.toString());
@@ -196,9 +224,12 @@ export class LedgerStore {
     }
   }
 
-  /** SQLite's count of rows changed on this connection so far (rolled-back changes included). */
+  /**
+   * Rows changed on this connection so far (rolled-back changes included): SQLite's count plus every
+   * deferred write recorded, so a transaction whose writes were all deferred still counts.
+   */
   totalChanges(): number {
-    return (this.s.totalChanges!.get() as { n: number }).n;
+    return (this.s.totalChanges!.get() as { n: number }).n + this.deferredChanges;
   }
 
   // --- meta and counters
@@ -315,33 +346,25 @@ export class LedgerStore {
     return id;
   }
 
+  /**
+   * Write the account's row. The row is written from the object as it is when the transaction ends:
+   * a later change to the same object (the state raising its final height) needs only another
+   * `putAccount`, which costs no further row write.
+   */
   putAccount(a: AccountState): void {
-    // Positional parameters, in column order: cheaper to bind than named ones (once per block).
-    this.s.accountPut!.run(
-      this.accountId(a.address),
-      a.address,
-      a.frontier,
-      a.height,
-      a.lastTimestamp.toString(),
-      a.pubKey,
-      a.keyset ? stringifyJson(a.keyset) : '',
-      a.representative,
-      a.finalHeight,
-      encodeAccountBalances(a),
-    );
+    this.defer(this.accountWrites, this.accountId(a.address), { address: a.address, account: a });
   }
 
   deleteAccount(address: string): void {
+    if (this.depth === 0) {
+      this.transaction(() => this.deleteAccount(address));
+      return;
+    }
     const id = this.accountIds.get(address);
     if (id === undefined) return;
-    this.s.accountDelete!.run(id);
+    this.defer(this.accountWrites, id, { address, account: null });
     this.accountIds.delete(address);
-    if (this.depth > 0) this.undo.push(() => this.accountIds.set(address, id));
-  }
-
-  setFinalHeight(address: string, finalHeight: number): void {
-    const id = this.accountIds.get(address);
-    if (id !== undefined) this.s.accountFinal!.run(finalHeight, id);
+    this.undo.push(() => this.accountIds.set(address, id));
   }
 
   /** Every account row; also (re)reads the account ids. */

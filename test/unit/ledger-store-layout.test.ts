@@ -55,6 +55,35 @@ describe('pending entries in a group commit', () => {
   });
 });
 
+describe('account rows in a group commit', () => {
+  it('an account touched by several blocks and their finality is written once, as the batch leaves it, and reads back after a restart', () => {
+    t.db.exec(`
+      CREATE TEMP TABLE account_writes (address TEXT);
+      CREATE TEMP TRIGGER account_insert_seen AFTER INSERT ON ledger_accounts BEGIN
+        INSERT INTO account_writes VALUES (new.address);
+      END;
+      CREATE TEMP TRIGGER account_update_seen AFTER UPDATE ON ledger_accounts BEGIN
+        INSERT INTO account_writes VALUES (new.address);
+      END;
+    `);
+    const [s7, s8] = sends([D7.address, D8.address], 1000n);
+    const results = t.ledger.submitMany([s7!, s8!, openingReceive(D7, s7!)]);
+    expect(results.every((r) => 'status' in r && r.status === 'applied')).toBe(true);
+
+    const writes = (t.db.prepare(`SELECT address FROM account_writes`).all() as { address: string }[]).map((r) => r.address);
+    expect(writes.sort()).toEqual([D1.address, D7.address].sort());
+    // This node holds the voting weight (stability window 0): every block is final within the batch.
+    const height = t.ledger.accountChain(D1.address).total;
+    const row = t.db.prepare(`SELECT height, final_height FROM ledger_accounts WHERE address = ?`).get(D1.address);
+    expect(row).toEqual({ height, final_height: height });
+    const seen = () => [D1, D7].map((d) => ({ balances: t.ledger.balances(d.address), frontier: t.ledger.frontier(d.address) }));
+    const before = seen();
+    expect(before[1]!.balances.final_height).toBe(1);
+    t = t.reopen(OPTS);
+    expect(seen()).toEqual(before);
+  });
+});
+
 describe('LedgerStore transactions', () => {
   const entry: PendingEntry = { send_hash: 'ab'.repeat(32), source: D1.address, destination: D7.address, amount: 5n, asset: 'XE', timestamp: 1n };
   const account = (address: string, height: number): AccountState => ({
