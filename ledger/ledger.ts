@@ -4,7 +4,7 @@ import { LedgerError, invalid } from './errors.js';
 import { short } from './codec/hex.js';
 import { formatDuration } from './codec/duration.js';
 import { intakeBlock, verifyBlockIntrinsics } from './codec/block.js';
-import { powValid } from './crypto/pow.js';
+import { powValid, powValue } from './crypto/pow.js';
 import { verifyHashSignature } from './crypto/ed25519.js';
 import type { Vote } from './crypto/vote.js';
 import type { Block, IntakePath, Keyset, Lease, LeaseState, LeaseTiming, PendingEntry } from './types.js';
@@ -122,6 +122,8 @@ export class Ledger implements LedgerService {
   /** Signatures checked elsewhere: (public key, signature) pairs by block hash, each usable once. */
   private readonly preverified = new Map<string, { publicKey: string; signature: string }[]>();
   private preverifiedCount = 0;
+  /** Block hash → a PoW value computed elsewhere, with the nonce it was computed for. */
+  private readonly precomputedPow = new Map<string, { nonce: bigint; value: bigint }>();
   private readonly recent = new RecentBlocks();
   private blockTotal: number;
   private readonly genesisBalance: bigint;
@@ -285,6 +287,20 @@ export class Ledger implements LedgerService {
     return true;
   };
 
+  precomputePow(entries: { hash: string; nonce: bigint; value: bigint }[]): void {
+    // Entries of blocks rejected before their PoW step are never consumed: bound the map.
+    if (this.precomputedPow.size + entries.length > MAX_PREVERIFIED) this.precomputedPow.clear();
+    for (const { hash, nonce, value } of entries) this.precomputedPow.set(hash, { nonce, value });
+  }
+
+  /** Step 5 for a block whose hash is verified: its PoW value (precomputed or now) meets `difficulty`. */
+  private powMeets(b: Block, difficulty: bigint): boolean {
+    const known = this.precomputedPow.get(b.hash);
+    if (known !== undefined) this.precomputedPow.delete(b.hash);
+    if (difficulty === 0n) return true;
+    return (known?.nonce === b.pow_nonce ? known.value : powValue(b.pow_nonce, b.hash)) >= difficulty;
+  }
+
   /** ledger.md §11. Throws LedgerError on rejection. */
   submit(input: Block, path: IntakePath = 'live'): SubmitResult {
     return this.batch(() => this.submitOne(input, path));
@@ -314,7 +330,7 @@ export class Ledger implements LedgerService {
     verifyBlockIntrinsics(b, this.networkId, this.verifyHashSignature);
     // 5: proof of work at the effective difficulty.
     const gov = this.statechainImpl.asOf(b.timestamp < 0n ? 0n : b.timestamp);
-    if (!powValid(b.pow_nonce, b.hash, this.effectiveDifficulty(gov))) {
+    if (!this.powMeets(b, this.effectiveDifficulty(gov))) {
       throw new LedgerError('pow', 'invalid proof of work');
     }
     // 6: timestamp window (live only).

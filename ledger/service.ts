@@ -181,6 +181,11 @@ export interface LedgerService {
    * check of exactly these (public key, hash, signature) triples, once each.
    */
   preverify(entries: { publicKey: string; hash: string; signature: string }[]): void;
+  /**
+   * Proof-of-work values (ledger.md §10) already computed elsewhere: the pipeline compares the value
+   * of exactly this (hash, nonce) with the difficulty instead of hashing again, once each.
+   */
+  precomputePow(entries: { hash: string; nonce: bigint; value: bigint }[]): void;
 
   getBlock(hash: string): ChainBlock | null;
   /** `getBlock(hash)?.finalized` without reading the block itself: null when no such block is held. */

@@ -1,13 +1,14 @@
 // Block intake of the HTTP API. Submissions that arrive while earlier ones are being checked form
-// the next batch: its signatures are verified on the VerifyPool's worker threads, then the batch is
-// applied in arrival order as one group commit (ledger.submitMany). Each submission settles only
-// after its batch has committed, so a 201 still means "durable", while N blocks cost one commit
-// and no signature check on the event loop. A signature the workers could not confirm is simply
-// checked again inline by the ledger, which gives the exact rejection message.
+// the next batch: its signatures are verified, and its proofs of work computed, on the VerifyPool's
+// worker threads, then the batch is applied in arrival order as one group commit
+// (ledger.submitMany). Each submission settles only after its batch has committed, so a 201 still
+// means "durable", while N blocks cost one commit and no signature check or PoW hash on the event
+// loop. A signature the workers could not confirm is simply checked again inline by the ledger,
+// which gives the exact rejection message; the ledger compares each PoW value with the difficulty.
 import { LedgerError } from '../../ledger/errors.js';
 import type { LedgerService, SubmitResult } from '../../ledger/service.js';
 import type { Block } from '../../ledger/types.js';
-import type { SignatureChecker, SignatureItem } from './verify-pool.js';
+import type { IntakeChecker, PowItem, SignatureItem } from './verify-pool.js';
 
 /**
  * Blocks per batch (one signature check, one group commit). Small, so the event loop applies the
@@ -58,8 +59,8 @@ export class BlockIntake implements BlockSubmitter {
 
   constructor(
     private readonly ledger: LedgerService,
-    /** null: no worker threads; signatures are checked inline by the ledger. */
-    private readonly checker: SignatureChecker | null,
+    /** null: no worker threads; the ledger checks signatures and PoW inline. */
+    private readonly checker: IntakeChecker | null,
   ) {}
 
   submit(block: Block): Promise<SubmitResult> {
@@ -95,15 +96,22 @@ export class BlockIntake implements BlockSubmitter {
 
   private async check(batch: Batch): Promise<void> {
     if (!this.checker) return;
-    const items = batch.submissions.flatMap((s) => this.signatureItems(s.block));
-    let ok: boolean[];
+    const signatures = batch.submissions.flatMap((s) => this.signatureItems(s.block));
+    const pow = batch.submissions.map(({ block }): PowItem => [block.pow_nonce, block.hash]);
+    let verdicts;
     try {
-      ok = await this.checker.check(items);
+      verdicts = await this.checker.check({ signatures, pow });
     } catch {
-      return; // the ledger verifies inline
+      return; // the ledger checks inline
     }
     this.ledger.preverify(
-      items.filter((_, i) => ok[i]).map(([publicKey, hash, signature]) => ({ publicKey, hash, signature })),
+      signatures.filter((_, i) => verdicts.signatures[i]).map(([publicKey, hash, signature]) => ({ publicKey, hash, signature })),
+    );
+    this.ledger.precomputePow(
+      pow.flatMap(([nonce, hash], i) => {
+        const value = verdicts.pow[i];
+        return value === null || value === undefined ? [] : [{ hash, nonce, value }];
+      }),
     );
   }
 

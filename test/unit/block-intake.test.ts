@@ -3,8 +3,9 @@
 // pool is tested against the compiled tree in test/integration/verify-pool.test.ts).
 import { beforeEach, describe, expect, it } from 'vitest';
 import { BlockIntake, IntakeBusyError, MAX_QUEUED } from '../../agent/intake/block-intake.js';
-import type { SignatureChecker, SignatureItem } from '../../agent/intake/verify-pool.js';
+import type { BatchChecks, BatchVerdicts, IntakeChecker, PowItem, SignatureItem } from '../../agent/intake/verify-pool.js';
 import { verifyEd25519 } from '../../ledger/crypto/ed25519.js';
+import { powValue } from '../../ledger/crypto/pow.js';
 import { LedgerError } from '../../ledger/errors.js';
 import type { SubmitResult } from '../../ledger/service.js';
 import type { Block } from '../../ledger/types.js';
@@ -13,14 +14,19 @@ import { build, Chains, dev, openTestLedger, type TestLedger } from './ledger-he
 const D1 = dev(1);
 const D7 = dev(7);
 
-class InProcessChecker implements SignatureChecker {
+class InProcessChecker implements IntakeChecker {
   checked: SignatureItem[][] = [];
-  constructor(private readonly verdict: (item: SignatureItem) => boolean | 'fail' = ([p, h, s]) => verifyEd25519(p, Buffer.from(h, 'hex'), s)) {}
-  async check(items: SignatureItem[]): Promise<boolean[]> {
-    this.checked.push(items);
-    const verdicts = items.map(this.verdict);
+  powChecked: PowItem[][] = [];
+  constructor(
+    private readonly verdict: (item: SignatureItem) => boolean | 'fail' = ([p, h, s]) => verifyEd25519(p, Buffer.from(h, 'hex'), s),
+    private readonly pow: (item: PowItem) => bigint = ([nonce, hash]) => powValue(nonce, hash),
+  ) {}
+  async check({ signatures, pow }: BatchChecks): Promise<BatchVerdicts> {
+    this.checked.push(signatures);
+    this.powChecked.push(pow);
+    const verdicts = signatures.map(this.verdict);
     if (verdicts.includes('fail')) throw new Error('worker died');
-    return verdicts as boolean[];
+    return { signatures: verdicts as boolean[], pow: pow.map(this.pow) };
   }
   async close(): Promise<void> {}
 }
@@ -58,6 +64,7 @@ describe('BlockIntake', () => {
     expect(commits).toBe(1);
     // The third block's key comes from the opening block queued ahead of it.
     expect(checker.checked).toEqual([blocks.map((b): SignatureItem => [b.account === D1.address ? D1.pub : D7.pub, b.hash, b.signature])]);
+    expect(checker.powChecked).toEqual([blocks.map((b): PowItem => [b.pow_nonce, b.hash])]);
     expect(c.frontier(D7)).toBe(blocks[2]!.hash);
     expect(t.ledger.getBlock(blocks[2]!.hash)?.finalized).toBe(true);
   });
@@ -70,6 +77,12 @@ describe('BlockIntake', () => {
     expect(outcomes[0]).toMatchObject({ status: 'fulfilled', value: { status: 'applied' } });
     expect(outcomes[1]).toMatchObject({ status: 'rejected', reason: expect.any(LedgerError) });
     expect(((outcomes[1] as PromiseRejectedResult).reason as LedgerError).message).toBe('verify: signature verification failed');
+  });
+
+  it('hands the checker’s PoW values to the ledger, which compares them with the difficulty', async () => {
+    const intake = new BlockIntake(t.ledger, new InProcessChecker(undefined, () => 0n));
+    const [send] = dependentBlocks();
+    await expect(intake.submit(send!)).rejects.toThrow('invalid proof of work');
   });
 
   it('falls back to the ledger’s inline check when the checker says no or fails', async () => {

@@ -1,5 +1,6 @@
-// Ledger.preverify: signatures checked elsewhere (the intake's worker threads) skip the inline
-// ed25519 check only for the exact (public key, hash, signature) they were checked with, once.
+// Ledger.preverify and precomputePow: signatures checked and PoW values computed elsewhere (the
+// intake's worker threads) replace the inline work only for the exact items they were computed
+// for, once.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { build, Chains, dev, openTestLedger, type TestLedger } from './ledger-helpers.js';
 
@@ -42,5 +43,21 @@ describe('preverify', () => {
     expect(() => t.ledger.submit(forged)).toThrow('signature verification failed');
     const honest = build('send', { ...forged, signature: '' }, 1);
     expect(t.ledger.submit(honest).status).toBe('applied');
+  });
+});
+
+describe('precomputePow', () => {
+  it('the value given for the block’s hash and nonce is the one compared with the difficulty, once', () => {
+    const send = c.next('send', D1, { asset: 'XE', destination: D7.address, amount: 5n, balance: c.balance(D1, 'XE') - 5n });
+    t.ledger.precomputePow([{ hash: send.hash, nonce: send.pow_nonce, value: 0n }]);
+    expect(() => t.ledger.submit(send)).toThrow('invalid proof of work');
+    // Used up: the block's own (valid) proof of work is computed now.
+    expect(t.ledger.submit(send).status).toBe('applied');
+  });
+
+  it('a value given for another nonce is ignored', () => {
+    const send = c.next('send', D1, { asset: 'XE', destination: D7.address, amount: 5n, balance: c.balance(D1, 'XE') - 5n });
+    t.ledger.precomputePow([{ hash: send.hash, nonce: send.pow_nonce + 1n, value: 0n }]);
+    expect(t.ledger.submit(send).status).toBe('applied');
   });
 });
