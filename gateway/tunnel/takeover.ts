@@ -2,33 +2,38 @@
 // step 10). Node's parser would read the tunnel's first bytes as a pipelined HTTP request (and
 // answer `400`), and its end/timeout handlers would close a half-closed or quiet socket. So:
 //
-// * `enableTunnelTakeover(server)` runs the parser over JS `data` events and feeds it each chunk cut
-//   at every end of a header block (`\r\n\r\n`). A tunnel request completes exactly at such a cut;
-//   from there on the connection's bytes are held back from the parser and kept for the tunnel.
-// * `takeOverSocket(request)` detaches the socket from the HTTP machinery and hands back those
-//   bytes. Without `enableTunnelTakeover` it still detaches, but bytes that arrive together with the
-//   request head reach the parser first (which answers `400` and closes): only clients that wait for
-//   the `200` before sending would work. The daemon must call `enableTunnelTakeover` on its server.
+// * `enableTunnelTakeover(server)` has node hand over a tunnel request's connection at the end of
+//   its head, the way it hands over an `Upgrade` request: the request is still served as usual
+//   (fastify runs the route), but the parser is told the head ends the HTTP part of the connection
+//   (llhttp's "no body, upgrade" answer), so it stops there, node detaches the socket from its HTTP
+//   machinery and passes on the bytes the client sent behind the head. Every other request is
+//   parsed as before, by node's native parser straight from the socket.
+// * `takeOverSocket(request)` then hands the socket and those bytes to the tunnel. A request that
+//   was not handed over (one that declares a body, or a server without `enableTunnelTakeover`)
+//   cannot be taken over: the route answers `500 hijacking not supported` (step 9).
+//
+// This uses node internals (the per-connection parser's `onIncoming`, and the `upgrade` flag its
+// result is read with); without them no connection is handed over and tunnels answer step 9.
 
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-const HEAD_END = Buffer.from('\r\n\r\n');
 const TUNNEL_PATH_RE = /^\/tunnel\/[^/?]+\/tcp(?:\?|$)/;
+/** llhttp's answer to a complete head: no body, and the connection leaves HTTP after it. */
+const HEAD_ENDS_HTTP = 2;
 
-interface HeldBytes {
-  /** Set while parsing a tunnel request: the parser gets no further byte of this connection. */
-  held: boolean;
+type OnIncoming = (req: IncomingMessage, keepAlive: boolean) => number;
+
+/** Tunnel requests being handed over (marked before node emits them). */
+const tunnelRequests = new WeakSet<IncomingMessage>();
+/** What a handed-over connection received until the tunnel takes it: bytes behind the head, EOF. */
+interface Held {
   chunks: Buffer[];
   ended: boolean;
-  /** The last bytes fed to the parser, to find a `\r\n\r\n` split across chunks. */
-  tail: Buffer;
-  /** Node's own `data` and `end` listeners, which now receive bytes through us. */
-  httpOnData: ((chunk: Buffer) => void)[];
-  httpOnEnd: (() => void)[];
 }
 
-const heldBySocket = new WeakMap<Socket, HeldBytes>();
+/** Sockets node handed over, with what they received since. */
+const handedOver = new WeakMap<Socket, Held>();
 const takeoverHooks = new WeakMap<Socket, () => void>();
 
 /** Run `release` when the socket is taken over (before the tunnel writes to it): undo a wrapper of its writes. */
@@ -36,65 +41,10 @@ export function onTakeover(socket: Socket, release: () => void): void {
   takeoverHooks.set(socket, release);
 }
 
-function isTunnelRequest(method: string | undefined, url: string | undefined): boolean {
-  return method === 'POST' && url !== undefined && TUNNEL_PATH_RE.test(url);
-}
-
-export function enableTunnelTakeover(server: Server): void {
-  // Runs synchronously while the parser completes the head, before it reads any later byte.
-  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
-    const state = heldBySocket.get(req.socket);
-    // A tunnel client sends no HTTP body: bytes after its head are the tunnel's. A request that
-    // declares a body is plain HTTP (it can only be refused) and is parsed as usual.
-    if (!state || !isTunnelRequest(req.method, req.url) || declaresBody(req)) return;
-    state.held = true;
-    // Answered instead of taken over (refused by any step): nothing after it is HTTP, so close.
-    res.once('finish', () => {
-      if (heldBySocket.get(req.socket) === state) req.socket.end();
-    });
-  });
-
-  // Appended: runs after node's connection listener attached its parser and listeners.
-  server.on('connection', (socket: Socket) => {
-    const state: HeldBytes = {
-      held: false,
-      chunks: [],
-      ended: false,
-      tail: Buffer.alloc(0),
-      httpOnData: socket.listeners('data') as ((chunk: Buffer) => void)[],
-      // net's own end listener (half-open bookkeeping) stays; the HTTP server's is wrapped.
-      httpOnEnd: (socket.listeners('end') as (() => void)[]).filter((l) => l.name !== 'onReadableStreamEnd'),
-    };
-    heldBySocket.set(socket, state);
-    for (const l of state.httpOnData) socket.removeListener('data', l);
-    for (const l of state.httpOnEnd) socket.removeListener('end', l);
-    const feed = (piece: Buffer) => {
-      if (piece.length === 0) return;
-      for (const l of state.httpOnData) l.call(socket, piece);
-    };
-    // Adding a `data` listener makes node stop consuming the socket natively (JS data path).
-    socket.on('data', (chunk: Buffer) => {
-      if (state.held) {
-        state.chunks.push(chunk);
-        return;
-      }
-      let start = 0;
-      for (const cut of headEnds(state.tail, chunk)) {
-        feed(chunk.subarray(start, cut));
-        start = cut;
-        if (state.held) {
-          if (start < chunk.length) state.chunks.push(chunk.subarray(start));
-          return;
-        }
-      }
-      feed(chunk.subarray(start));
-      state.tail = Buffer.concat([state.tail, chunk.subarray(Math.max(0, chunk.length - 3))]).subarray(-3);
-    });
-    socket.on('end', () => {
-      if (state.held) state.ended = true;
-      else for (const l of state.httpOnEnd) l.call(socket);
-    });
-  });
+function isTunnelRequest(req: IncomingMessage): boolean {
+  // A tunnel client sends no body: bytes after its head are the tunnel's. A request that declares a
+  // body is plain HTTP, and cannot become a tunnel.
+  return req.method === 'POST' && req.url !== undefined && TUNNEL_PATH_RE.test(req.url) && !declaresBody(req);
 }
 
 function declaresBody(req: IncomingMessage): boolean {
@@ -102,15 +52,46 @@ function declaresBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-/** Offsets in `chunk` just after each `\r\n\r\n`, including one that began in `tail`. */
-function headEnds(tail: Buffer, chunk: Buffer): number[] {
-  const cuts: number[] = [];
-  const j = Buffer.concat([tail, chunk.subarray(0, 3)]).indexOf(HEAD_END);
-  if (j >= 0 && j < tail.length) cuts.push(j + 4 - tail.length);
-  for (let i = chunk.indexOf(HEAD_END); i >= 0; i = chunk.indexOf(HEAD_END, i + 1)) {
-    if (i + 4 > (cuts[cuts.length - 1] ?? 0)) cuts.push(i + 4);
-  }
-  return cuts;
+export function enableTunnelTakeover(server: Server): void {
+  // Node emits `upgrade` for a request whose head ended the HTTP part of its connection.
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    if (!tunnelRequests.has(req)) {
+      socket.destroy(); // not ours (cannot happen: every other request is parsed as plain HTTP)
+      return;
+    }
+    // Kept until the tunnel takes the socket: an earlier pipelined request that finishes meanwhile
+    // resumes the socket (node drains a request's unread body), so later bytes and EOF would be
+    // emitted to no one.
+    const held: Held = { chunks: [head], ended: false };
+    handedOver.set(socket, held);
+    socket.pause();
+    socket.on('data', (chunk: Buffer) => held.chunks.push(chunk));
+    socket.on('end', () => (held.ended = true));
+  });
+
+  // Runs synchronously while the parser completes the head, before the route sees the request.
+  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+    // Answered instead of taken over (refused by any step): nothing after it is HTTP, so close.
+    if (tunnelRequests.has(req)) res.once('finish', () => req.socket.end());
+  });
+
+  // Appended: runs after node's connection listener attached its parser.
+  server.on('connection', (socket: Socket) => {
+    const parser = (socket as Socket & { parser?: { onIncoming?: unknown } }).parser;
+    if (typeof parser?.onIncoming !== 'function') return;
+    const onIncoming = parser.onIncoming as OnIncoming;
+    parser.onIncoming = (req: IncomingMessage, keepAlive: boolean): number => {
+      const tunnel = isTunnelRequest(req);
+      // Node treats a request asking for an upgrade as one when the server has `upgrade`
+      // listeners, as it now has: every request is served as plain HTTP, as without the listener.
+      (req as IncomingMessage & { upgrade: boolean }).upgrade = false;
+      if (tunnel) tunnelRequests.add(req);
+      const answer = onIncoming(req, keepAlive);
+      if (!tunnel || answer !== 0) return answer;
+      (req as IncomingMessage & { upgrade: boolean }).upgrade = true;
+      return HEAD_ENDS_HTTP;
+    };
+  });
 }
 
 export interface TakenSocket {
@@ -121,20 +102,19 @@ export interface TakenSocket {
   ended: boolean;
 }
 
-/** Detach the request's socket from the HTTP server; null when it is already gone. */
+/**
+ * Detach the request's socket from the HTTP server; null when the connection was not handed over
+ * at the request's head, or is already gone.
+ */
 export function takeOverSocket(req: IncomingMessage): TakenSocket | null {
   const socket = req.socket;
-  if (!socket || socket.destroyed) return null;
-  const state = heldBySocket.get(socket);
-  heldBySocket.delete(socket);
+  const held = socket ? handedOver.get(socket) : undefined;
+  if (!socket || held === undefined || socket.destroyed) return null;
+  handedOver.delete(socket);
   takeoverHooks.get(socket)?.();
   takeoverHooks.delete(socket);
   for (const event of ['data', 'end', 'timeout', 'drain', 'error'] as const) socket.removeAllListeners(event);
   socket.setTimeout(0);
   socket.setNoDelay(true);
-  return {
-    socket,
-    head: state ? Buffer.concat(state.chunks) : Buffer.alloc(0),
-    ended: state?.ended ?? false,
-  };
+  return { socket, head: Buffer.concat(held.chunks), ended: held.ended };
 }

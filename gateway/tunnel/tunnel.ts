@@ -75,6 +75,14 @@ export function tunnelRoute(deps: TunnelDeps): Route {
     }
   }
 
+  function refuse(reply: FastifyReply, err: TunnelRefused): FastifyReply {
+    for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+    // Nothing after a refused tunnel request is HTTP: do not read another request from it.
+    reply.header('Connection', 'close');
+    // A Buffer body keeps the content type exactly `application/json`, as on every API answer.
+    return reply.code(err.status).header('content-type', 'application/json').send(Buffer.from(stringifyJson({ error: err.message }) + '\n'));
+  }
+
   async function handler(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     const leaseHash = leaseHashOf(request);
     let relay: { slot: TunnelSlot; upstream: Duplex };
@@ -82,21 +90,21 @@ export function tunnelRoute(deps: TunnelDeps): Route {
       relay = await open(request, leaseHash);
     } catch (err) {
       if (!(err instanceof TunnelRefused)) throw err;
-      for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
-      // Nothing after a refused tunnel request is HTTP: do not read another request from it.
-      reply.header('Connection', 'close');
-      // A Buffer body keeps the content type exactly `application/json`, as on every API answer.
-      return reply.code(err.status).header('content-type', 'application/json').send(Buffer.from(stringifyJson({ error: err.message }) + '\n'));
+      return refuse(reply, err);
     }
 
     const { slot, upstream } = relay;
-    reply.hijack();
     const taken = takeOverSocket(request.raw);
     if (!taken) {
       slot.release();
       upstream.destroy();
+      // Step 9: a connection that was not handed over at the request head (the request declared a
+      // body) cannot become a tunnel. A connection already gone needs no answer.
+      if (!request.raw.socket.destroyed) return refuse(reply, new TunnelRefused(500, 'hijacking not supported'));
+      reply.hijack();
       return reply;
     }
+    reply.hijack();
     taken.socket.write(TUNNEL_OK);
     slot.onClose = () => {
       taken.socket.destroy();

@@ -256,6 +256,55 @@ describe('tunnel: the byte pipe', () => {
     expect(got.slice(TUNNEL_OK.length)).toMatch(/^SSH-2\.0-OpenSSH_/);
   });
 
+  it('takes over a tunnel request pipelined behind a plain request, with the bytes and the half-close sent along', async () => {
+    const { port } = new URL(apiUrl);
+    const s = connect(Number(port), '127.0.0.1');
+    let got = '';
+    s.on('data', (d: Buffer) => (got += d.toString('latin1')));
+    const ended = new Promise<void>((resolve, reject) => {
+      s.once('end', () => resolve());
+      setTimeout(() => reject(new Error(`no end; got ${JSON.stringify(got)}`)), 10_000);
+    });
+    // One write and a FIN: a plain request, the tunnel request, bytes for the sink (which counts
+    // what follows HALF\n until EOF, then answers and ends).
+    s.end(
+      `GET /other HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n` +
+        `POST /tunnel/${sinkLease}/tcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Signature: ${access.sign(sinkLease)}\r\n\r\n` +
+        'HALF\n12345678',
+    );
+    await ended;
+    s.destroy();
+    expect(got).toMatch(/^HTTP\/1\.1 404 Not Found\r\n/);
+    const tunnelAt = got.indexOf(TUNNEL_OK);
+    expect(tunnelAt).toBeGreaterThan(0);
+    expect(got.slice(tunnelAt + TUNNEL_OK.length)).toBe('got 8');
+  });
+
+  it('serves a request asking for a protocol upgrade as plain HTTP', async () => {
+    const { port } = new URL(apiUrl);
+    const s = connect(Number(port), '127.0.0.1');
+    let got = '';
+    s.on('data', (d: Buffer) => (got += d.toString('latin1')));
+    s.write('GET /other HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+    const deadline = Date.now() + 10_000;
+    while (!got.endsWith('}\n') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    s.destroy();
+    expect(got).toMatch(/^HTTP\/1\.1 404 Not Found\r\n/);
+    expect(got.slice(got.indexOf('\r\n\r\n') + 4)).toBe('{"error":"not found"}\n');
+  });
+
+  it('answers a tunnel request that declares a body 500 hijacking not supported', async () => {
+    const { port } = new URL(apiUrl);
+    const s = connect(Number(port), '127.0.0.1');
+    let got = '';
+    s.on('data', (d: Buffer) => (got += d.toString('latin1')));
+    const closed = new Promise<void>((resolve) => s.once('close', () => resolve()));
+    s.write(`POST /tunnel/${sinkLease}/tcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Signature: ${access.sign(sinkLease)}\r\nContent-Length: 2\r\n\r\nhi`);
+    await closed;
+    expect(got).toMatch(/^HTTP\/1\.1 500 Internal Server Error\r\n/);
+    expect(got.slice(got.indexOf('\r\n\r\n') + 4)).toBe('{"error":"hijacking not supported"}\n');
+  });
+
   it('carries a full OpenSSH session (ProxyCommand) and an scp of 4 MiB', async () => {
     const proxy = `ProxyCommand=${process.execPath} ${PROXY} ${apiUrl} ${lease} ${access.sign(lease)}`;
     const { stdout, stderr } = await run('ssh', ['-F', config, '-o', proxy, 'root@vm', 'echo via-tunnel; whoami'], { timeout: 30_000 });
