@@ -36,7 +36,8 @@ export class ConflictBook {
   }
 
   forAccount(account: string): ConflictRecord[] {
-    return [...(this.byAccount.get(account) ?? [])].map((k) => this.records.get(k)!);
+    const keys = this.byAccount.get(account);
+    return keys ? [...keys].map((k) => this.records.get(k)!) : [];
   }
 
   hasOpen(account: string): boolean {
@@ -44,7 +45,8 @@ export class ConflictBook {
   }
 
   at(account: string, previous: string): ConflictRecord | undefined {
-    return this.records.get(positionKey(account, previous));
+    // Asked for every position finality weighs: most accounts have no conflict, and no key is built.
+    return this.byAccount.has(account) ? this.records.get(positionKey(account, previous)) : undefined;
   }
 
   stagedBlock(hash: string): Block | undefined {
@@ -52,6 +54,7 @@ export class ConflictBook {
   }
 
   stagedAt(account: string, previous: string): Block[] {
+    if (this.staged.size === 0) return [];
     return [...this.staged.values()]
       .filter((s) => s.block.account === account && s.block.previous === previous)
       .map((s) => s.block);
@@ -67,6 +70,7 @@ export class ConflictBook {
 
   /** Drop the conflict and every staged body at the position; call inside a transaction. */
   resolve(account: string, previous: string): void {
+    if (!this.byAccount.has(account) && this.staged.size === 0) return;
     const key = positionKey(account, previous);
     if (this.records.delete(key)) this.store.deleteConflict(account, previous);
     const set = this.byAccount.get(account);

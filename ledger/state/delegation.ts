@@ -48,6 +48,17 @@ export class Delegation {
 
   /** Eligible weights under the policy, with the fail-open rule (§16). */
   report(policy: EligibilityPolicy): WeightReport {
+    if (policy.allowlist === null) {
+      // Open (the usual case; finality asks once per block): every weight counts.
+      const weights = new Map<string, bigint>();
+      let total = 0n;
+      for (const [rep, w] of this.weights) {
+        if (w <= 0n) continue;
+        weights.set(rep, w);
+        total += w;
+      }
+      return { weights, ineligible: new Map(), total, ineligibleTotal: 0n, restricted: false, failedOpen: false };
+    }
     const all = [...this.weights].filter(([, w]) => w > 0n);
     const allow = policy.allowlist ? new Set(policy.allowlist) : null;
     let eligible = allow ? all.filter(([rep]) => allow.has(rep)) : all;

@@ -182,9 +182,9 @@ export class Finality {
   }
 
   private candidatesAt(chainBlock: Block): Block[] {
-    return [chainBlock, ...this.o.conflicts.stagedAt(chainBlock.account, chainBlock.previous)].sort((x, y) =>
-      x.hash < y.hash ? -1 : x.hash > y.hash ? 1 : 0,
-    );
+    const staged = this.o.conflicts.stagedAt(chainBlock.account, chainBlock.previous);
+    if (staged.length === 0) return [chainBlock];
+    return [chainBlock, ...staged].sort((x, y) => (x.hash < y.hash ? -1 : x.hash > y.hash ? 1 : 0));
   }
 
   private weighing(account: string, previous: string, report: WeightReport) {
