@@ -500,27 +500,23 @@ export function verifyBlockIntrinsics(
 /** §3 emission: exactly the applicable keys, zero values filled, `finalized` last when given. */
 export function blockToJson(block: Block, opts: { finalized?: boolean } = {}): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const key of applicableFields(block.type, isMultisig(block), block.previous === '0')) {
-    switch (key) {
-      case 'keyset':
-        out.keyset = { keys: [...(block.keyset?.keys ?? [])], threshold: block.keyset?.threshold ?? 0 };
-        break;
-      case 'signatures':
-        out.signatures = (block.signatures ?? []).map((s) => ({ public_key: s.public_key, signature: s.signature }));
-        break;
-      case 'attestations':
-        out.attestations = block.attestations.map((a) => ({
-          public_key: a.public_key,
-          timestamp: a.timestamp,
-          signature: a.signature,
-        }));
-        break;
-      default:
-        out[key] = block[key as keyof Block];
-    }
-  }
+  for (const key of applicableFields(block.type, isMultisig(block), block.previous === '0')) out[key] = blockToJsonMember(block, key);
   if (opts.finalized !== undefined) out.finalized = opts.finalized;
   return out;
+}
+
+/** One applicable member of §3 emission (nested values as fresh plain objects). */
+function blockToJsonMember(block: Block, key: string): unknown {
+  switch (key) {
+    case 'keyset':
+      return { keys: [...(block.keyset?.keys ?? [])], threshold: block.keyset?.threshold ?? 0 };
+    case 'signatures':
+      return (block.signatures ?? []).map((s) => ({ public_key: s.public_key, signature: s.signature }));
+    case 'attestations':
+      return block.attestations.map((a) => ({ public_key: a.public_key, timestamp: a.timestamp, signature: a.signature }));
+    default:
+      return block[key as keyof Block];
+  }
 }
 
 const jsonTexts = new WeakMap<Block, string>();
@@ -532,6 +528,36 @@ const jsonTexts = new WeakMap<Block, string>();
  */
 export function blockJsonText(block: Block): string {
   let text = jsonTexts.get(block);
-  if (text === undefined) jsonTexts.set(block, (text = stringifyJson(blockToJson(block))));
+  if (text === undefined) jsonTexts.set(block, (text = writeBlockJson(block)));
   return text;
+}
+
+/** `"key":` of each block field, encoded once. */
+const memberPrefixes = new Map<string, string>();
+
+/**
+ * The text of `stringifyJson(blockToJson(block))`, written field by field (once per block taken
+ * in): no intermediate object, and the nested values alone go through the generic encoder.
+ */
+function writeBlockJson(block: Block): string {
+  let s = '{';
+  for (const key of applicableFields(block.type, isMultisig(block), block.previous === '0')) {
+    let value: string;
+    switch (key) {
+      case 'keyset':
+      case 'signatures':
+      case 'attestations':
+        value = stringifyJson(blockToJsonMember(block, key));
+        break;
+      default: {
+        const v = block[key as keyof Block];
+        if (v === undefined) continue;
+        value = typeof v === 'string' ? JSON.stringify(v) : typeof v === 'bigint' ? v.toString() : stringifyJson(v);
+      }
+    }
+    let prefix = memberPrefixes.get(key);
+    if (prefix === undefined) memberPrefixes.set(key, (prefix = `${JSON.stringify(key)}:`));
+    s += (s.length === 1 ? '' : ',') + prefix + value;
+  }
+  return s + '}';
 }

@@ -5,6 +5,7 @@ import {
   BodyShapeError,
   applicableFields,
   auxBytes,
+  blockJsonText,
   blockToJson,
   canonicalBytes,
   computeBlockHash,
@@ -91,6 +92,8 @@ describe('block vectors', () => {
         expect(powValue(block.pow_nonce, block.hash).toString(16).padStart(16, '0')).toBe(v.pow_value_hex);
       }
       expect(stringifyJson(blockToJson(block))).toBe(stringifyJson(v.block));
+      // The text the store writes and the API answers, written field by field, is the same.
+      expect(blockJsonText(block)).toBe(stringifyJson(blockToJson(block)));
     });
   }
 
