@@ -188,7 +188,8 @@ export class Ledger implements LedgerService {
     this.unsubscribeStatechain = this.statechainImpl.onApplied((block) =>
       this.emit({ kind: 'statechain.applied', block }),
     );
-    this.advanceFinality();
+    // As every finality pass: its writes share one commit.
+    this.batch(() => this.advanceFinality());
   }
 
   get statechain(): Statechain {

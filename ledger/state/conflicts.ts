@@ -68,9 +68,14 @@ export class ConflictBook {
     this.staged.set(block.hash, { block, stagedAt: now });
   }
 
+  /** Whether `resolve` at a position of `account` can delete rows (an open conflict, or any staged body). */
+  resolvesRows(account: string): boolean {
+    return this.byAccount.has(account) || this.staged.size > 0;
+  }
+
   /** Drop the conflict and every staged body at the position; call inside a transaction. */
   resolve(account: string, previous: string): void {
-    if (!this.byAccount.has(account) && this.staged.size === 0) return;
+    if (!this.resolvesRows(account)) return;
     const key = positionKey(account, previous);
     if (this.records.delete(key)) this.store.deleteConflict(account, previous);
     const set = this.byAccount.get(account);

@@ -283,13 +283,17 @@ export class Finality {
       const h = this.heightAt(account, p);
       return h >= 1 && h <= height;
     });
-    this.o.store.transaction(() => {
+    const resolve = () => {
       this.o.state.setFinalHeight(account, height);
       for (const previous of positions) {
         this.o.conflicts.resolve(account, previous);
         this.o.store.deleteLock(account, previous);
       }
-    });
+    };
+    // Conflict and staged rows are deleted at once: a savepoint keeps them with the watermark. The
+    // other writes (account row, locks) are the store's end-of-transaction writes and need none.
+    if (this.o.conflicts.resolvesRows(account)) this.o.store.transaction(resolve);
+    else resolve();
     const byPrev = this.votes.get(account);
     for (const previous of positions) {
       byPrev?.delete(previous);
