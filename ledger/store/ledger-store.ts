@@ -1,15 +1,16 @@
 // Prepared statements over the ledger tables. The store is dumb: it persists what the state layer
 // decided, and loads it back at start. Every write of one block runs inside `transaction`.
 //
-// Two things keep the pages a group commit writes few (schema.ts explains why that matters): the
-// store numbers accounts itself (address → id, all in memory), and account rows, pending entries
-// and commit locks are written at the end of the outermost transaction. So an account a batch
-// touches several times (a block, its finality, the account's next block) is written once, and a
-// row that a batch both creates and removes (a send and its receive; a lock taken and resolved in
-// one finality pass) never reaches its table.
+// Three things keep the pages a group commit writes few (schema.ts explains why that matters): the
+// store numbers accounts itself (address → id, all in memory); account rows, pending entries and
+// commit locks are written at the end of the outermost transaction; and block hashes join the hash
+// index in sorted runs of thousands, the newer ones held in memory meanwhile. So an account a batch
+// touches several times (a block, its finality, the account's next block) is written once, a row
+// that a batch both creates and removes (a send and its receive; a lock taken and resolved in one
+// finality pass) never reaches its table, and a block costs no random index page of its own.
 import type { Statement } from 'better-sqlite3';
 import type { Database } from './db.js';
-import { migrateLedgerSchema } from './schema.js';
+import { BLOCK_HASHES_UPTO, migrateLedgerSchema } from './schema.js';
 import { parseJson, stringifyJson, isJsonObject } from '../codec/json.js';
 import { parseBlockJson, blockJsonText } from '../codec/block.js';
 import type { Block, Certificate, PendingEntry } from '../types.js';
@@ -49,6 +50,16 @@ function encodeAccountBalances(a: AccountState): string {
 
 /** Decoded chain blocks most recently written or read; finality and the pipeline re-read them at once. */
 const BLOCK_CACHE_SIZE = 4096;
+/**
+ * Hashes of newer blocks held in memory before they are added to the hash index as one sorted run
+ * (schema.ts). A run of 4096 into an index of N pages writes about min(N, 4096) pages once.
+ */
+const HASH_RUN = 4096;
+
+export interface LedgerStoreOptions {
+  /** Blocks whose hashes are added to the hash index together (default 4096; tests use a few). */
+  hashRun?: number;
+}
 
 interface HeldBlock {
   block: Block;
@@ -73,6 +84,13 @@ export class LedgerStore {
   private readonly blockCache = new Map<string, HeldBlock>();
   /** account → height → hash of the cached blocks (nested: no key string is built per lookup). */
   private readonly hashAtHeight = new Map<string, Map<number, string>>();
+  /** Hash → row id of the blocks past the hash index's watermark (not yet in `ledger_block_hashes`). */
+  private readonly newHashes = new Map<string, number>();
+  /** The highest block row id in the hash index. */
+  private hashesIndexedUpTo = 0;
+  /** Set when the open transaction adds newHashes to the index: the watermark it will commit. */
+  private runUpTo: number | null = null;
+  private readonly hashRun: number;
   /** Every account's row id; an id is taken when an account's first block or row is written. */
   private readonly accountIds = new Map<string, number>();
   private nextAccountId = 1;
@@ -91,7 +109,11 @@ export class LedgerStore {
   /** Deferred writes recorded so far: counted as changes, as they will be once flushed. */
   private deferredChanges = 0;
 
-  constructor(readonly db: Database) {
+  constructor(
+    readonly db: Database,
+    opts: LedgerStoreOptions = {},
+  ) {
+    this.hashRun = opts.hashRun ?? HASH_RUN;
     migrateLedgerSchema(db);
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());
     const p = (sql: string) => db.prepare(sql);
@@ -99,10 +121,13 @@ export class LedgerStore {
       metaGet: p(`SELECT value FROM ledger_meta WHERE key = ?`),
       metaSet: p(`INSERT INTO ledger_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`),
       blockInsert: p(`INSERT INTO ledger_blocks (hash, account, account_id, height, timestamp, body) VALUES (?, ?, ?, ?, ?, ?)`),
-      blockDelete: p(`DELETE FROM ledger_blocks WHERE hash = ?`),
-      blockGet: p(`SELECT body, height FROM ledger_blocks WHERE hash = ?`),
-      blockExists: p(`SELECT 1 FROM ledger_blocks WHERE hash = ?`),
-      blockPosition: p(`SELECT account, height FROM ledger_blocks WHERE hash = ?`),
+      blockDelete: p(`DELETE FROM ledger_blocks WHERE id = ?`),
+      blockGet: p(`SELECT body, height FROM ledger_blocks WHERE id = ?`),
+      blockPosition: p(`SELECT account, height FROM ledger_blocks WHERE id = ?`),
+      hashGet: p(`SELECT block_id FROM ledger_block_hashes WHERE hash = ?`),
+      hashDelete: p(`DELETE FROM ledger_block_hashes WHERE hash = ?`),
+      hashesAdd: p(`INSERT INTO ledger_block_hashes (hash, block_id) SELECT hash, id FROM ledger_blocks WHERE id > ? ORDER BY hash`),
+      hashesPastIndex: p(`SELECT id, hash FROM ledger_blocks WHERE id > ?`),
       blockAt: p(`SELECT body FROM ledger_blocks WHERE account_id = ? AND height = ?`),
       chainPage: p(`SELECT body, height FROM ledger_blocks WHERE account_id = ? AND height > ? ORDER BY height ASC LIMIT ?`),
       blockCount: p(`SELECT COUNT(*) AS n FROM ledger_blocks`),
@@ -140,6 +165,10 @@ export class LedgerStore {
       certsAll: p(`SELECT body, referenced FROM ledger_certificates`),
     };
     this.readAccountIds(db.prepare(`SELECT id, address FROM ledger_accounts`).all() as Row[]);
+    this.hashesIndexedUpTo = Number(this.meta(BLOCK_HASHES_UPTO) ?? 0);
+    for (const r of this.s.hashesPastIndex!.all(this.hashesIndexedUpTo) as { id: number; hash: string }[]) {
+      this.newHashes.set(r.hash, r.id);
+    }
   }
 
   private readAccountIds(rows: Row[]): void {
@@ -158,11 +187,17 @@ export class LedgerStore {
     const undoMark = this.undo.length;
     this.depth++;
     try {
-      return this.runInTransaction(() => {
+      const result = this.runInTransaction(() => {
         const result = fn();
         if (outermost) this.flushDeferred();
         return result;
       }) as T;
+      if (outermost && this.runUpTo !== null) {
+        // Committed: the run's hashes are in the index now.
+        this.hashesIndexedUpTo = this.runUpTo;
+        this.newHashes.clear();
+      }
+      return result;
     } catch (e) {
       this.forgetCachedBlocks();
       while (this.undo.length > undoMark) this.undo.pop()!();
@@ -174,6 +209,7 @@ export class LedgerStore {
         this.pendingWrites.clear();
         this.lockWrites.clear();
         this.undo.length = 0;
+        this.runUpTo = null;
       }
     }
   }
@@ -222,6 +258,13 @@ export class LedgerStore {
       if (hash === null) this.s.lockDelete!.run(account, previous);
       else this.s.lockPut!.run(account, previous, hash);
     }
+    if (this.newHashes.size >= this.hashRun) {
+      let upTo = this.hashesIndexedUpTo;
+      for (const id of this.newHashes.values()) if (id > upTo) upTo = id;
+      this.s.hashesAdd!.run(this.hashesIndexedUpTo);
+      this.setMeta(BLOCK_HASHES_UPTO, String(upTo));
+      this.runUpTo = upTo;
+    }
   }
 
   /**
@@ -255,32 +298,56 @@ export class LedgerStore {
   // --- blocks
 
   insertBlock(block: Block, height: number): void {
-    this.s.blockInsert!.run(block.hash, block.account, this.accountId(block.account), height, block.timestamp, blockJsonText(block));
+    if (this.depth === 0) {
+      this.transaction(() => this.insertBlock(block, height));
+      return;
+    }
+    const { hash } = block;
+    const id = Number(
+      this.s.blockInsert!.run(hash, block.account, this.accountId(block.account), height, block.timestamp, blockJsonText(block)).lastInsertRowid,
+    );
+    this.newHashes.set(hash, id);
+    this.undo.push(() => this.newHashes.delete(hash));
     this.cacheBlock(block, height);
   }
 
   deleteBlock(hash: string): void {
-    this.s.blockDelete!.run(hash);
+    if (this.depth === 0) {
+      this.transaction(() => this.deleteBlock(hash));
+      return;
+    }
+    const id = this.blockId(hash);
+    if (id === undefined) return;
+    this.s.blockDelete!.run(id);
+    if (this.newHashes.delete(hash)) this.undo.push(() => this.newHashes.set(hash, id));
+    else this.s.hashDelete!.run(hash);
     this.uncache(hash);
+  }
+
+  /** A block's row id: from memory for blocks past the hash index's watermark, else from the index. */
+  private blockId(hash: string): number | undefined {
+    return this.newHashes.get(hash) ?? (this.s.hashGet!.get(hash) as { block_id: number } | undefined)?.block_id;
   }
 
   /** Held blocks are shared: callers must not modify them. */
   block(hash: string): HeldBlock | undefined {
     const cached = this.blockCache.get(hash);
     if (cached) return cached;
-    const r = this.s.blockGet!.get(hash) as { body: string; height: number } | undefined;
+    const id = this.blockId(hash);
+    const r = id === undefined ? undefined : (this.s.blockGet!.get(id) as { body: string; height: number } | undefined);
     return r && this.cacheBlock(decodeBlock(r.body), r.height);
   }
 
   hasBlock(hash: string): boolean {
-    return this.blockCache.has(hash) || this.s.blockExists!.get(hash) !== undefined;
+    return this.blockCache.has(hash) || this.blockId(hash) !== undefined;
   }
 
   /** A chain block's account and height, without decoding (or caching) its body. */
   position(hash: string): { account: string; height: number } | undefined {
     const cached = this.blockCache.get(hash);
     if (cached) return { account: cached.block.account, height: cached.height };
-    return this.s.blockPosition!.get(hash) as { account: string; height: number } | undefined;
+    const id = this.blockId(hash);
+    return id === undefined ? undefined : (this.s.blockPosition!.get(id) as { account: string; height: number } | undefined);
   }
 
   blockAt(account: string, height: number): Block | undefined {

@@ -1,6 +1,7 @@
 // The store's page-saving layout (ledger/store/schema.ts): accounts numbered by the store, chains
-// keyed by that number, pending entries written at the end of the outermost transaction — and the
-// migration of a schema-1 file to it.
+// keyed by that number, account rows, pending entries and locks written at the end of the outermost
+// transaction, the hash index written in sorted runs — and the migration of schema-1 and schema-2
+// files to it.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { LedgerStore } from '../../ledger/store/ledger-store.js';
 import { LEDGER_SCHEMA_VERSION } from '../../ledger/store/schema.js';
@@ -25,6 +26,14 @@ const pendingRows = () => (t.db.prepare(`SELECT send_hash FROM ledger_pending OR
 /** dev1's sends (not submitted), one per recipient. */
 const sends = (recipients: string[], amount: bigint): Block[] => c.sendsAhead(D1, recipients.map((to) => ({ to, amount })));
 const openingReceive = (who: typeof D7, send: Block): Block => c.openingReceive(who, send);
+const fail = (fn: () => void) => {
+  try {
+    fn();
+  } catch {
+    return;
+  }
+  throw new Error('expected a throw');
+};
 
 describe('pending entries in a group commit', () => {
   it('a send received in the same batch never reaches the table; one left unreceived does, and survives a restart', () => {
@@ -84,6 +93,68 @@ describe('account rows in a group commit', () => {
   });
 });
 
+describe('blocks by hash (the hash index written in sorted runs)', () => {
+  const indexed = () => new Set((t.db.prepare(`SELECT hash FROM ledger_block_hashes`).all() as { hash: string }[]).map((r) => r.hash));
+  /** Ten dev1 sends stored one per commit at the heights after dev1's chain (the store checks nothing). */
+  const storeTen = (store: LedgerStore): { block: Block; height: number }[] => {
+    const base = t.ledger.accountChain(D1.address).total;
+    const blocks = sends(Array.from({ length: 10 }, () => D7.address), 5n).map((block, i) => ({ block, height: base + 1 + i }));
+    for (const { block, height } of blocks) store.transaction(() => store.insertBlock(block, height));
+    return blocks;
+  };
+
+  it('finds every block whether its hash is in the index or still in memory, also after a reopen', () => {
+    const blocks = storeTen(new LedgerStore(t.db, { hashRun: 4 }));
+    const inIndex = blocks.filter(({ block }) => indexed().has(block.hash));
+    // Runs of 4: most hashes are in the index, the last few are not yet.
+    expect(inIndex.length).toBeGreaterThanOrEqual(7);
+    expect(inIndex.length).toBeLessThan(10);
+    expect(indexed().size).toBe(Number((t.db.prepare(`SELECT value FROM ledger_meta WHERE key = 'block_hashes_upto'`).get() as { value: string }).value));
+
+    // A new store has no cached block: every read goes through the index or its memory of newer hashes.
+    const fresh = new LedgerStore(t.db, { hashRun: 4 });
+    for (const { block, height } of blocks) {
+      expect(fresh.hasBlock(block.hash)).toBe(true);
+      expect(fresh.position(block.hash)).toEqual({ account: D1.address, height });
+      expect(fresh.block(block.hash)?.block).toEqual(block);
+    }
+    expect(fresh.hasBlock('ab'.repeat(32))).toBe(false);
+    expect(fresh.block('ab'.repeat(32))).toBeUndefined();
+  });
+
+  it('deletes a block whose hash is in the index and one whose hash is in memory', () => {
+    const store = new LedgerStore(t.db, { hashRun: 4 });
+    const blocks = storeTen(store);
+    const first = blocks[0]!.block;
+    const last = blocks[9]!.block;
+    expect([indexed().has(first.hash), indexed().has(last.hash)]).toEqual([true, false]);
+    store.transaction(() => {
+      store.deleteBlock(first.hash);
+      store.deleteBlock(last.hash);
+    });
+    expect(indexed().has(first.hash)).toBe(false);
+    for (const s of [store, new LedgerStore(t.db, { hashRun: 4 })]) {
+      expect([s.hasBlock(first.hash), s.hasBlock(last.hash), s.hasBlock(blocks[5]!.block.hash)]).toEqual([false, false, true]);
+    }
+  });
+
+  it('a rolled-back transaction leaves none of its blocks findable', () => {
+    const store = new LedgerStore(t.db, { hashRun: 4 });
+    const before = indexed().size;
+    const [send] = sends([D7.address], 5n);
+    const height = t.ledger.accountChain(D1.address).total + 1;
+    fail(() =>
+      store.transaction(() => {
+        store.insertBlock(send!, height);
+        throw new Error('failure');
+      }),
+    );
+    expect(store.hasBlock(send!.hash)).toBe(false);
+    expect(store.position(send!.hash)).toBeUndefined();
+    expect(indexed().size).toBe(before);
+  });
+});
+
 describe('LedgerStore transactions', () => {
   const entry: PendingEntry = { send_hash: 'ab'.repeat(32), source: D1.address, destination: D7.address, amount: 5n, asset: 'XE', timestamp: 1n };
   const account = (address: string, height: number): AccountState => ({
@@ -97,14 +168,6 @@ describe('LedgerStore transactions', () => {
     finalHeight: 0,
     balances: new Map([['XE', 7n]]),
   });
-  const fail = (fn: () => void) => {
-    try {
-      fn();
-    } catch {
-      return;
-    }
-    throw new Error('expected a throw');
-  };
 
   it('a rolled-back savepoint undoes its pending writes and account deletions; the outer transaction keeps its own', () => {
     const store = new LedgerStore(t.db);
@@ -140,7 +203,7 @@ describe('LedgerStore transactions', () => {
   });
 });
 
-describe('schema 1 → 2', () => {
+describe('schema migrations', () => {
   /** Rewrite the file's ledger tables in the schema-1 layout (accounts keyed by address, chains by account). */
   function downgradeToSchema1(): void {
     t.db.exec(`
@@ -157,6 +220,8 @@ describe('schema 1 → 2', () => {
       DROP TABLE ledger_blocks;
       ALTER TABLE blocks_v1 RENAME TO ledger_blocks;
       CREATE UNIQUE INDEX ledger_blocks_chain ON ledger_blocks (account, height);
+      DROP TABLE ledger_block_hashes;
+      DELETE FROM ledger_meta WHERE key = 'block_hashes_upto';
       UPDATE ledger_meta SET value = '1' WHERE key = 'schema_version';
     `);
   }
@@ -183,6 +248,32 @@ describe('schema 1 → 2', () => {
     expect(t.ledger.getBlock(r8.hash)).not.toBeNull();
     expect(t.ledger.accountChain(D7.address, 0, 100).total).toBe(2);
     expect(t.ledger.accountChain(D8.address, 0, 100).blocks.map((b) => b.block.hash)).toEqual([r8.hash]);
+  });
+
+  it('from schema 2 (blocks keyed by hash): every block is found by hash and the file takes new blocks', () => {
+    const s7 = c.send(D1, D7, 3000n);
+    const r7 = c.receive(D7, s7);
+    const hashes = [D1, D7].flatMap((k) => t.ledger.accountChain(k.address, 0, 100).blocks.map((b) => b.block.hash));
+    t.close();
+    t = openTestLedger(OPTS, t.path);
+    t.db.exec(`
+      CREATE TABLE blocks_v2 (hash TEXT PRIMARY KEY, account TEXT NOT NULL, height INTEGER NOT NULL, timestamp INTEGER NOT NULL, body TEXT NOT NULL, account_id INTEGER NOT NULL);
+      INSERT INTO blocks_v2 SELECT hash, account, height, timestamp, body, account_id FROM ledger_blocks ORDER BY id;
+      DROP TABLE ledger_blocks;
+      ALTER TABLE blocks_v2 RENAME TO ledger_blocks;
+      CREATE UNIQUE INDEX ledger_blocks_chain ON ledger_blocks (account_id, height);
+      DROP TABLE ledger_block_hashes;
+      DELETE FROM ledger_meta WHERE key = 'block_hashes_upto';
+      UPDATE ledger_meta SET value = '2' WHERE key = 'schema_version';
+    `);
+    t = t.reopen(OPTS);
+    c = new Chains(t);
+
+    const count = (t.db.prepare(`SELECT COUNT(*) AS n FROM ledger_blocks`).get() as { n: number }).n;
+    expect((t.db.prepare(`SELECT COUNT(*) AS n FROM ledger_block_hashes`).get() as { n: number }).n).toBe(count);
+    for (const h of hashes) expect(t.ledger.getBlock(h)?.block.hash).toBe(h);
+    const back = c.send(D7, D1, 1000n);
+    expect(t.ledger.getBlock(back.hash)?.block.previous).toBe(r7.hash);
   });
 
   it('refuses a file of an unknown schema version', () => {
