@@ -42,19 +42,29 @@ export function signVote(seed: Uint8Array, v: Omit<Vote, 'signature'>): Vote {
   return { ...v, signature: signEd25519(seed, voteBytes(v)) };
 }
 
+/** A representative's signing key with its public key, derived once (a node signs a vote per block). */
+export interface VoteSigner {
+  seed: Uint8Array;
+  pubKey: string;
+}
+
+export function voteSigner(seed: Uint8Array): VoteSigner {
+  return { seed, pubKey: publicKeyFromSeed(seed) };
+}
+
 /**
  * The same vote, signed on first read of `signature`. A node's own votes count in its own tally
  * unsigned, and most never leave the node (a lone representative signs nothing it does not send),
  * so ed25519 signing is paid only for votes that are gossiped, answered or shown.
  */
-export function signVoteOnDemand(seed: Uint8Array, v: Omit<Vote, 'signature'>): Vote {
-  if (publicKeyFromSeed(seed) !== v.rep_pub_key) throw new RangeError('vote rep_pub_key is not the signing key');
+export function signVoteOnDemand(signer: VoteSigner, v: Omit<Vote, 'signature'>): Vote {
+  if (signer.pubKey !== v.rep_pub_key) throw new RangeError('vote rep_pub_key is not the signing key');
   const fields = { ...v };
   let signature: string | undefined;
   return {
     ...v,
     get signature(): string {
-      return (signature ??= signEd25519(seed, voteBytes(fields)));
+      return (signature ??= signEd25519(signer.seed, voteBytes(fields)));
     },
   };
 }

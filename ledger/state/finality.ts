@@ -6,7 +6,7 @@
 import { LedgerError, invalid } from '../errors.js';
 import { accountAddress } from '../crypto/address.js';
 import { publicKeyFromSeed } from '../crypto/ed25519.js';
-import { signVoteOnDemand, verifyVote, type Vote } from '../crypto/vote.js';
+import { signVoteOnDemand, verifyVote, type Vote, type VoteSigner } from '../crypto/vote.js';
 import type { Block } from '../types.js';
 import type { LedgerStore } from '../store/ledger-store.js';
 import type { LedgerState } from './ledger-state.js';
@@ -36,9 +36,7 @@ export interface FinalityOptions {
   onVote?: (vote: Vote) => void;
 }
 
-interface Identity {
-  seed: Uint8Array;
-  pubKey: string;
+interface Identity extends VoteSigner {
   address: string;
 }
 
@@ -169,7 +167,7 @@ export class Finality {
   }
 
   private sign(b: Block, final: boolean): Vote {
-    const vote = signVoteOnDemand(this.identity!.seed, {
+    const vote = signVoteOnDemand(this.identity!, {
       rep_pub_key: this.identity!.pubKey,
       block_hash: b.hash,
       conflict_account: b.account,

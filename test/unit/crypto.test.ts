@@ -22,7 +22,7 @@ import {
   signAttestation,
   verifyAttestation,
 } from '../../ledger/crypto/attestation.js';
-import { signVote, signVoteOnDemand, verifyVote, voteBytes, type Vote } from '../../ledger/crypto/vote.js';
+import { signVote, signVoteOnDemand, verifyVote, voteBytes, voteSigner, type Vote } from '../../ledger/crypto/vote.js';
 import { LedgerError } from '../../ledger/errors.js';
 import type { Keyset } from '../../ledger/types.js';
 
@@ -272,8 +272,9 @@ describe('votes', () => {
       expect(bytes.length).toBe(138);
       expect(bytesToHex(bytes)).toBe(v.signed_bytes_hex);
       expect(signVote(seedOf(v.signer as string), unsigned).signature).toBe(signature);
-      const onDemand = signVoteOnDemand(seedOf(v.signer as string), unsigned);
+      const onDemand = signVoteOnDemand(voteSigner(seedOf(v.signer as string)), unsigned);
       expect(onDemand.signature).toBe(signature);
+      expect(() => signVoteOnDemand(voteSigner(new Uint8Array(32).fill(0xee)), unsigned)).toThrow('vote rep_pub_key is not the signing key');
       expect(verifyVote({ ...onDemand })).toBe(true);
       expect(verifyVote(vote)).toBe(true);
       expect(verifyVote({ ...vote, final: !vote.final })).toBe(false);
