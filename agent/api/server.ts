@@ -142,8 +142,11 @@ export function buildApiServer(opts: ApiServerOptions): FastifyInstance {
         return false;
       }
     }
-    // Response write timeout; streaming handlers lift it (http.ts disableTimeouts).
-    request.raw.socket.setTimeout(WRITE_TIMEOUT_MS);
+    // Response write timeout; streaming handlers lift it (http.ts disableTimeouts). Armed once for
+    // a run of pipelined requests: node refreshes it on every read and write, and re-arming it
+    // costs a new timer per request.
+    const socket = request.raw.socket;
+    if (socket.timeout !== WRITE_TIMEOUT_MS) socket.setTimeout(WRITE_TIMEOUT_MS);
     return true;
   }
 
