@@ -35,19 +35,24 @@ const fail = (fn: () => void) => {
   throw new Error('expected a throw');
 };
 
+/** The `column` value of every row the `events` write to `table` from now on (temp triggers record them). */
+function recordWrites(table: string, column: string, events: ('INSERT' | 'UPDATE')[]): () => string[] {
+  const log = `${table}_writes`;
+  t.db.exec(`CREATE TEMP TABLE ${log} (value TEXT)`);
+  for (const e of events) {
+    t.db.exec(`CREATE TEMP TRIGGER ${log}_${e.toLowerCase()} AFTER ${e} ON ${table} BEGIN INSERT INTO ${log} VALUES (new.${column}); END`);
+  }
+  return () => (t.db.prepare(`SELECT value FROM ${log}`).all() as { value: string }[]).map((r) => r.value);
+}
+
 describe('pending entries in a group commit', () => {
   it('a send received in the same batch never reaches the table; one left unreceived does, and survives a restart', () => {
-    t.db.exec(`
-      CREATE TEMP TABLE pending_inserted (send_hash TEXT);
-      CREATE TEMP TRIGGER pending_insert_seen AFTER INSERT ON ledger_pending BEGIN
-        INSERT INTO pending_inserted VALUES (new.send_hash);
-      END;
-    `);
+    const inserted = recordWrites('ledger_pending', 'send_hash', ['INSERT']);
     const [s7, s8] = sends([D7.address, D8.address], 1000n);
     const results = t.ledger.submitMany([s7!, openingReceive(D7, s7!), s8!]);
     expect(results.every((r) => 'status' in r && r.status === 'applied')).toBe(true);
 
-    expect(t.db.prepare(`SELECT send_hash FROM pending_inserted`).all()).toEqual([{ send_hash: s8!.hash }]);
+    expect(inserted()).toEqual([s8!.hash]);
     expect(pendingRows()).toEqual([s8!.hash]);
     expect(t.ledger.pending().map((p) => p.send_hash)).toEqual([s8!.hash]);
     t = t.reopen(OPTS);
@@ -66,21 +71,12 @@ describe('pending entries in a group commit', () => {
 
 describe('account rows in a group commit', () => {
   it('an account touched by several blocks and their finality is written once, as the batch leaves it, and reads back after a restart', () => {
-    t.db.exec(`
-      CREATE TEMP TABLE account_writes (address TEXT);
-      CREATE TEMP TRIGGER account_insert_seen AFTER INSERT ON ledger_accounts BEGIN
-        INSERT INTO account_writes VALUES (new.address);
-      END;
-      CREATE TEMP TRIGGER account_update_seen AFTER UPDATE ON ledger_accounts BEGIN
-        INSERT INTO account_writes VALUES (new.address);
-      END;
-    `);
+    const written = recordWrites('ledger_accounts', 'address', ['INSERT', 'UPDATE']);
     const [s7, s8] = sends([D7.address, D8.address], 1000n);
     const results = t.ledger.submitMany([s7!, s8!, openingReceive(D7, s7!)]);
     expect(results.every((r) => 'status' in r && r.status === 'applied')).toBe(true);
 
-    const writes = (t.db.prepare(`SELECT address FROM account_writes`).all() as { address: string }[]).map((r) => r.address);
-    expect(writes.sort()).toEqual([D1.address, D7.address].sort());
+    expect(written().sort()).toEqual([D1.address, D7.address].sort());
     // This node holds the voting weight (stability window 0): every block is final within the batch.
     const height = t.ledger.accountChain(D1.address).total;
     const row = t.db.prepare(`SELECT height, final_height FROM ledger_accounts WHERE address = ?`).get(D1.address);
