@@ -4,7 +4,7 @@ import { LedgerError, invalid } from './errors.js';
 import { short } from './codec/hex.js';
 import { formatDuration } from './codec/duration.js';
 import { intakeBlock, verifyBlockIntrinsics } from './codec/block.js';
-import { powValid, powValue } from './crypto/pow.js';
+import { powValid } from './crypto/pow.js';
 import { verifyHashSignature } from './crypto/ed25519.js';
 import type { Vote } from './crypto/vote.js';
 import type { Block, IntakePath, Keyset, Lease, LeaseState, LeaseTiming, PendingEntry } from './types.js';
@@ -294,12 +294,11 @@ export class Ledger implements LedgerService {
     for (const { hash, nonce, value } of entries) this.precomputedPow.set(hash, { nonce, value });
   }
 
-  /** Step 5 for a block whose hash is verified: its PoW value (precomputed or now) meets `difficulty`. */
+  /** Step 5 for a block whose hash is verified: its PoW value (precomputed, or computed now) meets `difficulty`. */
   private powMeets(b: Block, difficulty: bigint): boolean {
     const known = this.precomputedPow.get(b.hash);
     if (known !== undefined) this.precomputedPow.delete(b.hash);
-    if (difficulty === 0n) return true;
-    return (known?.nonce === b.pow_nonce ? known.value : powValue(b.pow_nonce, b.hash)) >= difficulty;
+    return known?.nonce === b.pow_nonce ? known.value >= difficulty : powValid(b.pow_nonce, b.hash, difficulty);
   }
 
   /** ledger.md §11. Throws LedgerError on rejection. */

@@ -4,7 +4,7 @@
 // (dist/): the worker is .js.
 import { Worker } from 'node:worker_threads';
 import { isLowerHex } from '../../ledger/codec/hex.js';
-import { POW_PREIMAGE_BYTES, writePowPreimage } from '../../ledger/crypto/pow.js';
+import { POW_PREIMAGE_BYTES, U64_MAX, writePowPreimage } from '../../ledger/crypto/pow.js';
 
 /** An ed25519 signature over a block hash: public key, hash and signature, all hex. */
 export type SignatureItem = [publicKey: string, hash: string, signature: string];
@@ -60,7 +60,6 @@ interface PoolWorker {
 }
 
 const WORKER_URL = new URL('./verify-worker.js', import.meta.url);
-const U64_MAX = (1n << 64n) - 1n;
 
 export class VerifyPool implements IntakeChecker {
   private readonly workers: PoolWorker[] = [];

@@ -1,7 +1,8 @@
 // Proof of work (ledger.md §10): value = u64be(blake2b8(u64le(nonce) ‖ raw(hash))); higher is harder.
 import { blake2b } from '@noble/hashes/blake2.js';
 
-const U64_MAX = (1n << 64n) - 1n;
+/** The largest nonce (a u64). */
+export const U64_MAX = (1n << 64n) - 1n;
 
 /** Bytes of a proof-of-work preimage: u64le(nonce) ‖ raw(hash). */
 export const POW_PREIMAGE_BYTES = 40;

@@ -46,37 +46,27 @@ export class Delegation {
     return this.weights.get(rep) ?? 0n;
   }
 
-  /** Eligible weights under the policy, with the fail-open rule (§16). */
+  /** Eligible weights under the policy, with the fail-open rule (§16). One pass: finality asks once per block. */
   report(policy: EligibilityPolicy): WeightReport {
-    if (policy.allowlist === null) {
-      // Open (the usual case; finality asks once per block): every weight counts.
-      const weights = new Map<string, bigint>();
-      let total = 0n;
-      for (const [rep, w] of this.weights) {
-        if (w <= 0n) continue;
+    const allow = policy.allowlist ? new Set(policy.allowlist) : null;
+    const weights = new Map<string, bigint>();
+    const ineligible = new Map<string, bigint>();
+    let total = 0n;
+    let ineligibleTotal = 0n;
+    for (const [rep, w] of this.weights) {
+      if (w <= 0n) continue;
+      if (allow === null || allow.has(rep)) {
         weights.set(rep, w);
         total += w;
+      } else {
+        ineligible.set(rep, w);
+        ineligibleTotal += w;
       }
-      return { weights, ineligible: new Map(), total, ineligibleTotal: 0n, restricted: false, failedOpen: false };
     }
-    const all = [...this.weights].filter(([, w]) => w > 0n);
-    const allow = policy.allowlist ? new Set(policy.allowlist) : null;
-    let eligible = allow ? all.filter(([rep]) => allow.has(rep)) : all;
-    let failedOpen = false;
-    if (allow && eligible.length === 0 && all.length > 0) {
-      eligible = all;
-      failedOpen = true;
+    // Fail open: an allowlist that leaves no weight eligible while some exists counts every weight.
+    if (allow !== null && weights.size === 0 && ineligible.size > 0) {
+      return { weights: ineligible, ineligible: new Map(), total: ineligibleTotal, ineligibleTotal: 0n, restricted: true, failedOpen: true };
     }
-    const eligibleSet = new Set(eligible.map(([rep]) => rep));
-    const ineligible = all.filter(([rep]) => !eligibleSet.has(rep));
-    const sum = (xs: [string, bigint][]) => xs.reduce((s, [, w]) => s + w, 0n);
-    return {
-      weights: new Map(eligible),
-      ineligible: new Map(ineligible),
-      total: sum(eligible),
-      ineligibleTotal: sum(ineligible),
-      restricted: allow !== null,
-      failedOpen,
-    };
+    return { weights, ineligible, total, ineligibleTotal, restricted: allow !== null, failedOpen: false };
   }
 }

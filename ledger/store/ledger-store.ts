@@ -214,19 +214,23 @@ export class LedgerStore {
     }
   }
 
+  /** Runs `fn` in the open transaction, or in one of its own when none is open (no savepoint when nested). */
+  private inTransaction(fn: () => void): void {
+    if (this.depth === 0) this.transaction(fn);
+    else fn();
+  }
+
   /** Record `value` as the open transaction's last word on `key` (outside one, it is written at once). */
   private defer<K, V>(rows: Map<K, V>, key: K, value: V): void {
-    if (this.depth === 0) {
-      this.transaction(() => this.defer(rows, key, value));
-      return;
-    }
-    const before = rows.get(key);
-    this.undo.push(() => {
-      if (before === undefined) rows.delete(key);
-      else rows.set(key, before);
+    this.inTransaction(() => {
+      const before = rows.get(key);
+      this.undo.push(() => {
+        if (before === undefined) rows.delete(key);
+        else rows.set(key, before);
+      });
+      rows.set(key, value);
+      this.deferredChanges++;
     });
-    rows.set(key, value);
-    this.deferredChanges++;
   }
 
   /** Deferred rows as the transaction leaves them; deleting one never stored costs a lookup only. */
@@ -298,30 +302,26 @@ export class LedgerStore {
   // --- blocks
 
   insertBlock(block: Block, height: number): void {
-    if (this.depth === 0) {
-      this.transaction(() => this.insertBlock(block, height));
-      return;
-    }
-    const { hash } = block;
-    const id = Number(
-      this.s.blockInsert!.run(hash, block.account, this.accountId(block.account), height, block.timestamp, blockJsonText(block)).lastInsertRowid,
-    );
-    this.newHashes.set(hash, id);
-    this.undo.push(() => this.newHashes.delete(hash));
-    this.cacheBlock(block, height);
+    this.inTransaction(() => {
+      const { hash } = block;
+      const id = Number(
+        this.s.blockInsert!.run(hash, block.account, this.accountId(block.account), height, block.timestamp, blockJsonText(block)).lastInsertRowid,
+      );
+      this.newHashes.set(hash, id);
+      this.undo.push(() => this.newHashes.delete(hash));
+      this.cacheBlock(block, height);
+    });
   }
 
   deleteBlock(hash: string): void {
-    if (this.depth === 0) {
-      this.transaction(() => this.deleteBlock(hash));
-      return;
-    }
-    const id = this.blockId(hash);
-    if (id === undefined) return;
-    this.s.blockDelete!.run(id);
-    if (this.newHashes.delete(hash)) this.undo.push(() => this.newHashes.set(hash, id));
-    else this.s.hashDelete!.run(hash);
-    this.uncache(hash);
+    this.inTransaction(() => {
+      const id = this.blockId(hash);
+      if (id === undefined) return;
+      this.s.blockDelete!.run(id);
+      if (this.newHashes.delete(hash)) this.undo.push(() => this.newHashes.set(hash, id));
+      else this.s.hashDelete!.run(hash);
+      this.uncache(hash);
+    });
   }
 
   /** A block's row id: from memory for blocks past the hash index's watermark, else from the index. */
@@ -423,15 +423,13 @@ export class LedgerStore {
   }
 
   deleteAccount(address: string): void {
-    if (this.depth === 0) {
-      this.transaction(() => this.deleteAccount(address));
-      return;
-    }
-    const id = this.accountIds.get(address);
-    if (id === undefined) return;
-    this.defer(this.accountWrites, id, { address, account: null });
-    this.accountIds.delete(address);
-    this.undo.push(() => this.accountIds.set(address, id));
+    this.inTransaction(() => {
+      const id = this.accountIds.get(address);
+      if (id === undefined) return;
+      this.defer(this.accountWrites, id, { address, account: null });
+      this.accountIds.delete(address);
+      this.undo.push(() => this.accountIds.set(address, id));
+    });
   }
 
   /** Every account row; also (re)reads the account ids. */
