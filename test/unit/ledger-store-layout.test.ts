@@ -200,6 +200,24 @@ describe('LedgerStore transactions', () => {
 });
 
 describe('schema migrations', () => {
+  /** The blocks table before schema 3: keyed by hash, no row id column. */
+  const SCHEMA_1_BLOCK_COLUMNS = ['hash TEXT PRIMARY KEY', 'account TEXT NOT NULL', 'height INTEGER NOT NULL', 'timestamp INTEGER NOT NULL', 'body TEXT NOT NULL'];
+
+  /** Rewrite the file's blocks table in an older schema's layout (no hash index) and mark the file as that version. */
+  function rewriteBlocksAs(version: number, columns: string[], chainKey: string): void {
+    const names = columns.map((c) => c.split(' ')[0]).join(', ');
+    t.db.exec(`
+      CREATE TABLE blocks_old (${columns.join(', ')});
+      INSERT INTO blocks_old SELECT ${names} FROM ledger_blocks ORDER BY id;
+      DROP TABLE ledger_blocks;
+      ALTER TABLE blocks_old RENAME TO ledger_blocks;
+      CREATE UNIQUE INDEX ledger_blocks_chain ON ledger_blocks (${chainKey});
+      DROP TABLE ledger_block_hashes;
+      DELETE FROM ledger_meta WHERE key = 'block_hashes_upto';
+      UPDATE ledger_meta SET value = '${version}' WHERE key = 'schema_version';
+    `);
+  }
+
   /** Rewrite the file's ledger tables in the schema-1 layout (accounts keyed by address, chains by account). */
   function downgradeToSchema1(): void {
     t.db.exec(`
@@ -211,15 +229,8 @@ describe('schema migrations', () => {
       INSERT INTO accounts_v1 SELECT address, frontier, height, last_ts, pub_key, keyset, representative, final_height, balances FROM ledger_accounts;
       DROP TABLE ledger_accounts;
       ALTER TABLE accounts_v1 RENAME TO ledger_accounts;
-      CREATE TABLE blocks_v1 (hash TEXT PRIMARY KEY, account TEXT NOT NULL, height INTEGER NOT NULL, timestamp INTEGER NOT NULL, body TEXT NOT NULL);
-      INSERT INTO blocks_v1 SELECT hash, account, height, timestamp, body FROM ledger_blocks;
-      DROP TABLE ledger_blocks;
-      ALTER TABLE blocks_v1 RENAME TO ledger_blocks;
-      CREATE UNIQUE INDEX ledger_blocks_chain ON ledger_blocks (account, height);
-      DROP TABLE ledger_block_hashes;
-      DELETE FROM ledger_meta WHERE key = 'block_hashes_upto';
-      UPDATE ledger_meta SET value = '1' WHERE key = 'schema_version';
     `);
+    rewriteBlocksAs(1, SCHEMA_1_BLOCK_COLUMNS, 'account, height');
   }
 
   it('keeps every account, chain and pending entry, and the migrated file takes new blocks', () => {
@@ -252,16 +263,7 @@ describe('schema migrations', () => {
     const hashes = [D1, D7].flatMap((k) => t.ledger.accountChain(k.address, 0, 100).blocks.map((b) => b.block.hash));
     t.close();
     t = openTestLedger(OPTS, t.path);
-    t.db.exec(`
-      CREATE TABLE blocks_v2 (hash TEXT PRIMARY KEY, account TEXT NOT NULL, height INTEGER NOT NULL, timestamp INTEGER NOT NULL, body TEXT NOT NULL, account_id INTEGER NOT NULL);
-      INSERT INTO blocks_v2 SELECT hash, account, height, timestamp, body, account_id FROM ledger_blocks ORDER BY id;
-      DROP TABLE ledger_blocks;
-      ALTER TABLE blocks_v2 RENAME TO ledger_blocks;
-      CREATE UNIQUE INDEX ledger_blocks_chain ON ledger_blocks (account_id, height);
-      DROP TABLE ledger_block_hashes;
-      DELETE FROM ledger_meta WHERE key = 'block_hashes_upto';
-      UPDATE ledger_meta SET value = '2' WHERE key = 'schema_version';
-    `);
+    rewriteBlocksAs(2, [...SCHEMA_1_BLOCK_COLUMNS, 'account_id INTEGER NOT NULL'], 'account_id, height');
     t = t.reopen(OPTS);
     c = new Chains(t);
 
