@@ -3,8 +3,7 @@
 // first use (an idle node pays nothing) and are replaced if one dies. Needs the compiled tree
 // (dist/): the worker is .js.
 import { Worker } from 'node:worker_threads';
-import { isLowerHex } from '../../ledger/codec/hex.js';
-import { POW_PREIMAGE_BYTES, U64_MAX, writePowPreimage } from '../../ledger/crypto/pow.js';
+import { U64_MAX } from '../../ledger/crypto/pow.js';
 
 /** An ed25519 signature over a block hash: public key, hash and signature, all hex. */
 export type SignatureItem = [publicKey: string, hash: string, signature: string];
@@ -30,23 +29,31 @@ export interface IntakeChecker {
   close(): Promise<void>;
 }
 
-/** Packed signature item: 32-byte public key, 32-byte hash, 64-byte signature (one transfer, no cloning). */
-export const ITEM_BYTES = 128;
+/**
+ * Hex characters of one signature item as sent: public key (64), hash (64), signature (128). Items
+ * travel as one string per batch, unchecked: the worker checks and decodes the hex, so the event
+ * loop does neither.
+ */
+export const ITEM_HEX = 256;
+/** Hex characters of a PoW item's hash as sent. */
+export const POW_HASH_HEX = 64;
 
 export interface VerifyRequest {
   id: number;
-  /** Signature items, ITEM_BYTES each. */
-  packed: ArrayBuffer;
-  /** PoW preimages, POW_PREIMAGE_BYTES each. */
-  pow: ArrayBuffer;
+  /** Signature items, ITEM_HEX characters each. */
+  signatures: string;
+  /** Per PoW item: its nonce, with its hash (POW_HASH_HEX characters each) in `powHashes`. */
+  nonces: BigUint64Array;
+  powHashes: string;
 }
 
 export interface VerifyResponse {
   id: number;
-  /** 1 = verified, per packed signature item. */
+  /** 1 = verified, per signature item (0 also for an item that is not lowercase hex). */
   ok: Uint8Array;
-  /** Per preimage, its value. */
+  /** Per PoW item, its value; counts only where `powOk` is 1 (its hash was lowercase hex). */
   powValues: BigUint64Array;
+  powOk: Uint8Array;
 }
 
 interface Pending {
@@ -73,35 +80,36 @@ export class VerifyPool implements IntakeChecker {
 
   async check({ signatures, pow }: BatchChecks): Promise<BatchVerdicts> {
     if (this.closed) throw new Error('verify pool closed');
-    // Malformed items are never sent: a signature fails here, as it would fail the check itself.
-    const signatureSent = signatures.map(([pub, hash, sig]) => isLowerHex(pub, 64) && isLowerHex(hash, 64) && isLowerHex(sig, 128));
-    const powSent = pow.map(([nonce, hash]) => nonce >= 0n && nonce <= U64_MAX && isLowerHex(hash, 64));
-    const packed = Buffer.allocUnsafeSlow(count(signatureSent) * ITEM_BYTES);
-    let o = 0;
+    // An item of the wrong length is never sent (it fails here, as it would fail the check itself);
+    // the worker refuses the rest of what is malformed.
+    const signatureSent = signatures.map(([pub, hash, sig]) => pub.length === 64 && hash.length === 64 && sig.length === 128);
+    let packed = '';
     signatures.forEach(([pub, hash, sig], i) => {
-      if (!signatureSent[i]) return;
-      packed.write(pub, o, 'hex');
-      packed.write(hash, o + 32, 'hex');
-      packed.write(sig, o + 64, 'hex');
-      o += ITEM_BYTES;
+      if (signatureSent[i]) packed += pub + hash + sig;
     });
-    const preimages = Buffer.allocUnsafeSlow(count(powSent) * POW_PREIMAGE_BYTES);
-    o = 0;
+    const powSent = pow.map(([nonce, hash]) => nonce >= 0n && nonce <= U64_MAX && hash.length === POW_HASH_HEX);
+    const nonces = new BigUint64Array(count(powSent));
+    let powHashes = '';
+    let n = 0;
     pow.forEach(([nonce, hash], i) => {
       if (!powSent[i]) return;
-      writePowPreimage(preimages, o, nonce, hash);
-      o += POW_PREIMAGE_BYTES;
+      nonces[n++] = nonce;
+      powHashes += hash;
     });
 
-    const { ok, powValues } =
-      packed.length + preimages.length === 0
-        ? { ok: new Uint8Array(0), powValues: new BigUint64Array(0) }
-        : await this.post(packed, preimages);
+    const { ok, powValues, powOk } =
+      packed.length + nonces.length === 0
+        ? { ok: new Uint8Array(0), powValues: new BigUint64Array(0), powOk: new Uint8Array(0) }
+        : await this.post({ id: this.nextId++, signatures: packed, nonces, powHashes });
     let nextSignature = 0;
     let nextPow = 0;
     return {
       signatures: signatureSent.map((sent) => sent && ok[nextSignature++] === 1),
-      pow: powSent.map((sent) => (sent ? powValues[nextPow++]! : null)),
+      pow: powSent.map((sent) => {
+        if (!sent) return null;
+        const i = nextPow++;
+        return powOk[i] === 1 ? powValues[i]! : null;
+      }),
     };
   }
 
@@ -112,13 +120,11 @@ export class VerifyPool implements IntakeChecker {
     for (const w of workers) failAll(w, new Error('verify pool closed'));
   }
 
-  private post(packed: Buffer, preimages: Buffer): Promise<VerifyResponse> {
+  private post(request: VerifyRequest): Promise<VerifyResponse> {
     const w = this.pick();
-    const id = this.nextId++;
     return new Promise<VerifyResponse>((resolve, reject) => {
-      w.pending.set(id, { resolve, reject });
-      const request: VerifyRequest = { id, packed: packed.buffer as ArrayBuffer, pow: preimages.buffer as ArrayBuffer };
-      w.worker.postMessage(request, [request.packed, request.pow]);
+      w.pending.set(request.id, { resolve, reject });
+      w.worker.postMessage(request, [request.nonces.buffer as ArrayBuffer]);
     });
   }
 

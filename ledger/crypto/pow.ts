@@ -5,24 +5,15 @@ import { blake2b } from '@noble/hashes/blake2.js';
 export const U64_MAX = (1n << 64n) - 1n;
 
 /** Bytes of a proof-of-work preimage: u64le(nonce) ‖ raw(hash). */
-export const POW_PREIMAGE_BYTES = 40;
+const POW_PREIMAGE_BYTES = 40;
 
-/** Write the preimage of (nonce, hash) at `offset`; throws RangeError when the nonce is not a u64. */
-export function writePowPreimage(into: Buffer, offset: number, nonce: bigint, hashHex: string): void {
-  into.writeBigUInt64LE(nonce, offset);
-  into.write(hashHex, offset + 8, 32, 'hex');
-}
-
-/** The value of a preimage (e.g. one packed for a worker thread). */
-export function powValueOfPreimage(preimage: Uint8Array): bigint {
-  const digest = blake2b(preimage, { dkLen: 8 });
-  return Buffer.from(digest.buffer, digest.byteOffset, 8).readBigUInt64BE(0);
-}
-
+/** Throws RangeError when the nonce is not a u64. */
 export function powValue(nonce: bigint, hashHex: string): bigint {
   const input = Buffer.alloc(POW_PREIMAGE_BYTES);
-  writePowPreimage(input, 0, nonce, hashHex);
-  return powValueOfPreimage(input);
+  input.writeBigUInt64LE(nonce, 0);
+  input.write(hashHex, 8, 32, 'hex');
+  const digest = blake2b(input, { dkLen: 8 });
+  return Buffer.from(digest.buffer, digest.byteOffset, 8).readBigUInt64BE(0);
 }
 
 export function powValid(nonce: bigint, hashHex: string, difficulty: bigint): boolean {
@@ -32,7 +23,7 @@ export function powValid(nonce: bigint, hashHex: string, difficulty: bigint): bo
 /** Smallest nonce ≥ startNonce meeting the difficulty (wraps past 2^64−1). */
 export function solvePow(hashHex: string, difficulty: bigint, startNonce = 0n): bigint {
   if (difficulty === 0n) return startNonce;
-  const input = Buffer.alloc(40);
+  const input = Buffer.alloc(POW_PREIMAGE_BYTES);
   input.write(hashHex, 8, 32, 'hex');
   let nonce = startNonce;
   for (;;) {

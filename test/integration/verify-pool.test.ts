@@ -41,11 +41,11 @@ describe('VerifyPool (worker threads)', () => {
     const pool = new VerifyPool(1);
     try {
       const good: PowItem[] = Array.from({ length: 40 }, (_, i) => [BigInt(i) * 7919n + (i % 2 === 0 ? 0n : (1n << 63n)), randomBytes(32).toString('hex')]);
-      const malformed: PowItem[] = [[-1n, good[0]![1]], [1n << 64n, good[0]![1]], [5n, good[0]![1].slice(2)], [5n, 'ZZ'.repeat(32)]];
+      const malformed: PowItem[] = [[-1n, good[0]![1]], [1n << 64n, good[0]![1]], [5n, good[0]![1].slice(2)], [5n, 'ZZ'.repeat(32)], [5n, good[0]![1].toUpperCase()]];
       const { signatures, pow } = await pool.check({ signatures: [signed()], pow: [...good.slice(0, 20), ...malformed, ...good.slice(20)] });
       expect(signatures).toEqual([true]);
       const expected = good.map(([nonce, hash]) => powValue(nonce, hash));
-      expect(pow).toEqual([...expected.slice(0, 20), null, null, null, null, ...expected.slice(20)]);
+      expect(pow).toEqual([...expected.slice(0, 20), null, null, null, null, null, ...expected.slice(20)]);
     } finally {
       await pool.close();
     }
