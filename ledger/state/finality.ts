@@ -44,7 +44,15 @@ export class Finality {
   private readonly identity: Identity | null;
   /** account → previous → representative public key → latest vote. */
   private readonly votes = new Map<string, Map<string, Map<string, Vote>>>();
+  /** Position key → this node's commit lock: the stored ones and those still in `unwrittenLocks`. */
   private readonly locks = new Map<string, string>();
+  /**
+   * Locks taken during the running pass, stored when it ends. A position the same pass finalizes,
+   * as every position on a node whose own weight decides, then costs no lock row written and
+   * deleted again. Events (the final vote among them) leave only after the commit, which stores
+   * every lock still needed.
+   */
+  private readonly unwrittenLocks = new Map<string, { account: string; previous: string; hash: string }>();
   private readonly lastCandidateAt = new Map<string, bigint>();
   private readonly unfinalized = new Set<string>();
   private readonly repAddress = new Map<string, string>();
@@ -98,13 +106,18 @@ export class Finality {
     // Without an identity only positions that received votes can move.
     const everything = () => (this.identity ? [...this.unfinalized] : [...this.votes.keys()]);
     let queue = hint ?? everything();
-    for (;;) {
-      let advanced = false;
-      for (const addr of queue) {
-        while (this.tryAdvance(addr, report)) advanced = true;
+    try {
+      for (;;) {
+        let advanced = false;
+        for (const addr of queue) {
+          while (this.tryAdvance(addr, report)) advanced = true;
+        }
+        if (!advanced) return;
+        queue = everything();
       }
-      if (!advanced) return;
-      queue = everything();
+    } finally {
+      for (const { account, previous, hash } of this.unwrittenLocks.values()) this.o.store.putLock(account, previous, hash);
+      this.unwrittenLocks.clear();
     }
   }
 
@@ -218,7 +231,7 @@ export class Finality {
     const since = this.o.now() - (this.lastCandidateAt.get(key) ?? 0n);
     if (converge * 100n >= total * 67n && since >= this.o.stabilityWindowNs) {
       this.locks.set(key, pref.hash);
-      this.o.store.putLock(account, previous, pref.hash);
+      this.unwrittenLocks.set(key, { account, previous, hash: pref.hash });
       byRep.set(this.identity.pubKey, this.sign(pref, true));
     }
   }
@@ -281,24 +294,26 @@ export class Finality {
       const h = this.heightAt(account, p);
       return h >= 1 && h <= height;
     });
+    const keys = positions.map((previous) => positionKey(account, previous));
     const resolve = () => {
       this.o.state.setFinalHeight(account, height);
-      for (const previous of positions) {
+      positions.forEach((previous, i) => {
         this.o.conflicts.resolve(account, previous);
-        this.o.store.deleteLock(account, previous);
-      }
+        // `locks` mirrors the stored locks (and the unwritten ones): a position without one has no row.
+        if (this.locks.has(keys[i]!) && !this.unwrittenLocks.has(keys[i]!)) this.o.store.deleteLock(account, previous);
+      });
     };
     // Conflict and staged rows are deleted at once: a savepoint keeps them with the watermark. The
     // other writes (account row, locks) are the store's end-of-transaction writes and need none.
     if (this.o.conflicts.resolvesRows(account)) this.o.store.transaction(resolve);
     else resolve();
     const byPrev = this.votes.get(account);
-    for (const previous of positions) {
+    positions.forEach((previous, i) => {
       byPrev?.delete(previous);
-      const key = positionKey(account, previous);
-      this.locks.delete(key);
-      this.lastCandidateAt.delete(key);
-    }
+      this.locks.delete(keys[i]!);
+      this.unwrittenLocks.delete(keys[i]!);
+      this.lastCandidateAt.delete(keys[i]!);
+    });
     if (byPrev && byPrev.size === 0) this.votes.delete(account);
     this.advances += 1n;
     this.lastFinalityNs = this.o.now();
