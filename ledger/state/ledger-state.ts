@@ -160,18 +160,28 @@ export class LedgerState {
     const underflow = this.delegation.wouldUnderflow(oldRep, oldXe);
     const underflows = this.counters.delegation_underflows + (underflow ? 1n : 0n);
 
-    this.store.transaction(() => {
-      this.store.insertBlock(block, acct.height);
+    // The account and pending rows are the store's end-of-transaction writes; the block row is the
+    // one statement written at once. Written last, it needs no savepoint of its own (a statement is
+    // atomic), so a block with no further immediate write (every transfer) runs without one.
+    const deferredThenBlock = () => {
       this.store.putAccount(acct);
       if (effects.pendingAdd) this.store.putPending(effects.pendingAdd);
       if (effects.pendingRemove) this.store.deletePending(effects.pendingRemove);
       if (grown) this.store.putPending(grown);
-      if (lease) this.store.putLease(lease.record);
-      if (effects.minted) this.store.setCounter('minted', minted);
-      if (effects.burned) this.store.setCounter('burned', burned);
-      if (underflow) this.store.setCounter('delegation_underflows', underflows);
-      if (effects.pinCertificate) this.onPin(effects.pinCertificate);
-    });
+      this.store.insertBlock(block, acct.height);
+    };
+    if (lease || effects.minted || effects.burned || underflow || effects.pinCertificate) {
+      this.store.transaction(() => {
+        deferredThenBlock();
+        if (lease) this.store.putLease(lease.record);
+        if (effects.minted) this.store.setCounter('minted', minted);
+        if (effects.burned) this.store.setCounter('burned', burned);
+        if (underflow) this.store.setCounter('delegation_underflows', underflows);
+        if (effects.pinCertificate) this.onPin(effects.pinCertificate);
+      });
+    } else {
+      this.store.withoutSavepoint(deferredThenBlock);
+    }
 
     // Committed: install in memory.
     this.delegation.move(oldRep, oldXe, acct.representative, acct.balances.get('XE') ?? 0n);

@@ -214,6 +214,27 @@ export class LedgerStore {
     }
   }
 
+  /**
+   * `fn` as one unit of the open transaction (or as a transaction of its own when none is open)
+   * without an SQL savepoint: a throw undoes the deferred rows and memory it changed. Only for an
+   * `fn` whose one immediate write is its last step, which a single statement makes atomic;
+   * anything else takes `transaction`.
+   */
+  withoutSavepoint(fn: () => void): void {
+    if (this.depth === 0) {
+      this.transaction(fn);
+      return;
+    }
+    const undoMark = this.undo.length;
+    try {
+      fn();
+    } catch (e) {
+      this.forgetCachedBlocks();
+      while (this.undo.length > undoMark) this.undo.pop()!();
+      throw e;
+    }
+  }
+
   /** Runs `fn` in the open transaction, or in one of its own when none is open (no savepoint when nested). */
   private inTransaction(fn: () => void): void {
     if (this.depth === 0) this.transaction(fn);

@@ -185,6 +185,27 @@ describe('LedgerStore transactions', () => {
     expect(rows).toEqual([{ height: 2 }]);
   });
 
+  it('a unit without a savepoint whose block row fails undoes its deferred rows; the transaction keeps the rest', () => {
+    const store = new LedgerStore(t.db);
+    const height = t.ledger.accountChain(D1.address).total;
+    const [send] = sends([D7.address], 5n);
+    const other: PendingEntry = { ...entry, send_hash: 'ef'.repeat(32) };
+    store.transaction(() => {
+      store.withoutSavepoint(() => store.putPending(other));
+      fail(() =>
+        store.withoutSavepoint(() => {
+          store.putPending(entry);
+          store.putAccount(account(D7.address, 1));
+          // dev1's chain already has a block at this height: the row is refused (UNIQUE account, height).
+          store.insertBlock(send!, height);
+        }),
+      );
+    });
+    expect(store.loadPending().map((p) => p.send_hash)).toEqual([other.send_hash]);
+    expect(t.db.prepare(`SELECT address FROM ledger_accounts WHERE address = ?`).all(D7.address)).toEqual([]);
+    expect(store.hasBlock(send!.hash)).toBe(false);
+  });
+
   it('a rolled-back outermost transaction writes nothing', () => {
     const store = new LedgerStore(t.db);
     fail(() =>
