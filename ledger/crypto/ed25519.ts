@@ -14,31 +14,40 @@ noble.hashes.sha512 = sha512;
 const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
-/** A small LRU over Map insertion order. */
-class LruCache<V> {
-  private readonly map = new Map<string, V>();
-  constructor(private readonly capacity: number) {}
+/**
+ * Keeps the recently used entries, at most `capacity`: two generations of half that, a hit in the
+ * older one copied into the newer one, and a full newer generation becoming the older one (whose
+ * entries are dropped). A hit costs one map lookup, where a strict LRU deletes and re-inserts the
+ * entry (a verify worker looks a key up for every signature).
+ */
+class RecentCache<V> {
+  private newer = new Map<string, V>();
+  private older = new Map<string, V>();
+  private readonly generation: number;
+
+  constructor(capacity: number) {
+    this.generation = Math.max(1, capacity >> 1);
+  }
 
   get(key: string): V | undefined {
-    const v = this.map.get(key);
-    if (v !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, v);
-    }
-    return v;
+    const v = this.newer.get(key);
+    if (v !== undefined) return v;
+    const old = this.older.get(key);
+    if (old !== undefined) this.set(key, old);
+    return old;
   }
 
   set(key: string, v: V): void {
-    if (this.map.size >= this.capacity) {
-      const oldest = this.map.keys().next().value as string;
-      this.map.delete(oldest);
+    if (this.newer.size >= this.generation) {
+      this.older = this.newer;
+      this.newer = new Map();
     }
-    this.map.set(key, v);
+    this.newer.set(key, v);
   }
 }
 
-const publicKeyCache = new LruCache<KeyObject | null>(32_768);
-const privateKeyCache = new LruCache<KeyObject>(64);
+const publicKeyCache = new RecentCache<KeyObject | null>(32_768);
+const privateKeyCache = new RecentCache<KeyObject>(64);
 
 function privateKeyObject(seed: Uint8Array): KeyObject {
   if (seed.length !== 32) throw new RangeError('ed25519 seed must be 32 bytes');
@@ -82,7 +91,7 @@ function publicKeyObject(publicKeyHex: string): KeyObject | null {
   return key;
 }
 
-const publicKeyOfSeedCache = new LruCache<string>(64);
+const publicKeyOfSeedCache = new RecentCache<string>(64);
 
 /** Hex public key of a seed; cached, since the node derives its own key for every vote it signs. */
 export function publicKeyFromSeed(seed: Uint8Array): string {
