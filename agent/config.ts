@@ -3,6 +3,7 @@
 // the flag.
 
 import { parseDifficulty } from '../ledger/crypto/pow.js';
+import { U64_MAX } from '../ledger/codec/bytes.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -307,7 +308,7 @@ class FlagReader {
   u64(name: string, dflt: bigint): bigint {
     const v = this.values.get(name);
     if (v === undefined) return dflt;
-    if (!/^[0-9]{1,20}$/.test(v) || BigInt(v) >= 1n << 64n) {
+    if (!/^[0-9]{1,20}$/.test(v) || BigInt(v) > U64_MAX) {
       throw new ConfigError(`invalid value for --${name}: ${JSON.stringify(v)} (expected an unsigned 64-bit integer)`);
     }
     return BigInt(v);

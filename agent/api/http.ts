@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { parseJson, stringifyJson, type JsonValue, type ParseOptions } from '../../ledger/codec/json.js';
 import { isLowerHex } from '../../ledger/codec/hex.js';
+import { I64_MAX, I64_MIN } from '../../ledger/codec/bytes.js';
 
 /** An error answered as `{"error": message}` with `status`. Throw it from any handler. */
 export class HttpError extends Error {
@@ -175,7 +176,7 @@ export function intQuery(request: FastifyRequest, name: string): bigint | undefi
   const v = queryParam(request, name);
   if (v === undefined || !/^-?[0-9]{1,19}$/.test(v)) return undefined;
   const n = BigInt(v);
-  return n >= -(1n << 63n) && n < 1n << 63n ? n : undefined;
+  return n >= I64_MIN && n <= I64_MAX ? n : undefined;
 }
 
 export const PAGE_MAX = 1000;

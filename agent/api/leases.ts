@@ -6,6 +6,7 @@ import type { LedgerService } from '../../ledger/service.js';
 import { LEASE_STATES, type LeaseState } from '../../ledger/types.js';
 import { HttpError, INVALID_BODY, hexPathParam, pageLimit, pageOffset, queryParam, sendJson } from './http.js';
 import type { Route } from './route.js';
+import { U64_MAX } from '../../ledger/codec/bytes.js';
 
 export interface LeaseRequest {
   vcpus: bigint;
@@ -53,7 +54,6 @@ export class PeerlessLeaseRequester implements LeaseRequester {
   }
 }
 
-const U64_MAX = (1n << 64n) - 1n;
 const MAX_DURATION_SECS = 31_536_000n;
 
 function u64Field(body: Record<string, JsonValue>, name: string): bigint {

@@ -17,10 +17,10 @@ import {
   sendKeyPage,
 } from './http.js';
 import type { Route } from './route.js';
+import { U64_MAX } from '../../ledger/codec/bytes.js';
 
 const KEY_RE = /^[a-z0-9_.-]{1,128}$/;
 const U64_RE = /^(0|[1-9][0-9]{0,19})$/;
-const U64_MAX = (1n << 64n) - 1n;
 
 /** Each op's `value` is read as its exact source text (statechain.md §2.4). */
 const RAW_OP_VALUE = (p: readonly (string | number)[]): boolean => p.length === 3 && p[0] === 'ops' && p[2] === 'value';

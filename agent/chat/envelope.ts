@@ -6,6 +6,7 @@ import { ByteWriter } from '../../ledger/codec/bytes.js';
 import { accountAddress } from '../../ledger/crypto/address.js';
 import { verifyHashSignature } from '../../ledger/crypto/ed25519.js';
 import { powValid } from '../../ledger/crypto/pow.js';
+import { I64_MIN, I64_MAX, U64_MAX } from '../../ledger/codec/bytes.js';
 
 export interface ChatEnvelope {
   id: string;
@@ -24,9 +25,6 @@ export const FRESHNESS_WINDOW_NS = 300_000_000_000n;
 export const DEFAULT_CHAT_DIFFICULTY = 0xffffc00000000000n;
 export const DEVNET_CHAT_DIFFICULTY = 0x2n;
 
-const I64_MIN = -(1n << 63n);
-const I64_MAX = (1n << 63n) - 1n;
-const U64_MAX = (1n << 64n) - 1n;
 
 /** A body that is not an envelope-shaped JSON object (→ `400 invalid request body`). */
 export class EnvelopeShapeError extends Error {}

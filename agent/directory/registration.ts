@@ -6,6 +6,7 @@ import { isLowerHex } from '../../ledger/codec/hex.js';
 import { ByteWriter } from '../../ledger/codec/bytes.js';
 import { accountAddress } from '../../ledger/crypto/address.js';
 import { publicKeyFromSeed, signEd25519, verifyEd25519 } from '../../ledger/crypto/ed25519.js';
+import { I64_MAX, I64_MIN } from '../../ledger/codec/bytes.js';
 
 export interface Registration {
   account: string;
@@ -19,8 +20,6 @@ const TAG = Buffer.from('net/directory-registration/v1\u0000', 'ascii');
 const MAX_NODE_PEER_CHARS = 128;
 /** A registration may be at most this far ahead of the node's clock. */
 export const MAX_FUTURE_SKEW_NS = 300_000_000_000n;
-const I64_MIN = -(1n << 63n);
-const I64_MAX = (1n << 63n) - 1n;
 
 export class RegistrationShapeError extends Error {}
 

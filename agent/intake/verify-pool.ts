@@ -3,7 +3,7 @@
 // first use (an idle node pays nothing) and are replaced if one dies. Needs the compiled tree
 // (dist/): the worker is .js.
 import { Worker } from 'node:worker_threads';
-import { U64_MAX } from '../../ledger/crypto/pow.js';
+import { U64_MAX } from '../../ledger/codec/bytes.js';
 
 /** An ed25519 signature over a block hash: public key, hash and signature, all hex. */
 export type SignatureItem = [publicKey: string, hash: string, signature: string];

@@ -6,6 +6,7 @@ import { isLowerHex } from '../../ledger/codec/hex.js';
 import { ByteWriter } from '../../ledger/codec/bytes.js';
 import { accountAddress } from '../../ledger/crypto/address.js';
 import { publicKeyFromSeed, signEd25519, verifyEd25519 } from '../../ledger/crypto/ed25519.js';
+import { U64_MAX, I64_MIN, I64_MAX } from '../../ledger/codec/bytes.js';
 
 export interface Advertisement {
   provider: string;
@@ -113,9 +114,6 @@ export function marketplaceFailure(kind: MarketplaceKind, networkId: string, mes
 
 export class MarketplaceShapeError extends Error {}
 
-const U64_MAX = (1n << 64n) - 1n;
-const I64_MIN = -(1n << 63n);
-const I64_MAX = (1n << 63n) - 1n;
 
 /** Structural decode of a message of `kind` (every field required, with its JSON type and range). */
 export function parseMarketplace<K extends MarketplaceKind>(kind: K, json: JsonValue): Signed<K> {

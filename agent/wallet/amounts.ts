@@ -1,4 +1,5 @@
 // Amounts as people write them: decimal units with up to 6 places (1 XE = 1,000,000 micro-XE).
+import { U64_MAX } from '../../ledger/codec/bytes.js';
 
 const AMOUNT_RE = /^(0|[1-9][0-9]*)(?:\.([0-9]{1,6}))?$/;
 
@@ -6,7 +7,7 @@ export function parseAmount(text: string): bigint {
   const m = AMOUNT_RE.exec(text.trim());
   if (!m) throw new Error(`invalid amount "${text}": use a decimal number with at most 6 places, e.g. 12.5`);
   const micro = BigInt(m[1]!) * 1_000_000n + BigInt((m[2] ?? '').padEnd(6, '0') || '0');
-  if (micro >= 1n << 64n) throw new Error(`invalid amount "${text}": too large`);
+  if (micro > U64_MAX) throw new Error(`invalid amount "${text}": too large`);
   return micro;
 }
 

@@ -6,8 +6,6 @@ import type { Block, Certificate } from '../types.js';
 import type { AccountState } from '../state/records.js';
 import type { ValidationContext } from './context.js';
 
-export const U64_MAX = (1n << 64n) - 1n;
-export const I64_MAX = (1n << 63n) - 1n;
 export const MAX_LEASE_DURATION_SECS = 31_536_000n;
 export const STATECHAIN_RETRY = ': retry after statechain syncs';
 

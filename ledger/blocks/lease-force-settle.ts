@@ -4,7 +4,6 @@ import { short } from '../codec/hex.js';
 import { cloneLease, leaseExpiry } from '../state/records.js';
 import type { Validator } from './context.js';
 import {
-  U64_MAX,
   attestedTime,
   chainChecks,
   mismatch,
@@ -12,6 +11,7 @@ import {
   requireSource,
   requireTimekeepers,
 } from './common.js';
+import { U64_MAX } from '../codec/bytes.js';
 
 export const validateLeaseForceSettle: Validator = (ctx, b) => {
   if (b.asset !== 'XUSD') throw invalid('lease_force_settle must have asset=XUSD');

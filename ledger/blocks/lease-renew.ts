@@ -5,7 +5,6 @@ import { leaseCost } from '../state/lease-math.js';
 import { NS_PER_SECOND, cloneLease, leaseExpiry } from '../state/records.js';
 import type { Validator } from './context.js';
 import {
-  I64_MAX,
   MAX_LEASE_DURATION_SECS,
   attestedTime,
   chainChecks,
@@ -18,6 +17,7 @@ import {
   requireSource,
   requireTimekeepers,
 } from './common.js';
+import { I64_MAX } from '../codec/bytes.js';
 
 export const validateLeaseRenew: Validator = (ctx, b) => {
   if (b.asset !== 'XUSD') throw invalid('lease_renew must have asset=XUSD');

@@ -4,7 +4,8 @@ import { short } from '../codec/hex.js';
 import { emission, rCapped } from '../state/lease-math.js';
 import { cloneLease, leaseExpiry } from '../state/records.js';
 import type { Validator } from './context.js';
-import { U64_MAX, attestedTime, chainChecks, mismatch, oldBalance, requireSource, requireTimekeepers } from './common.js';
+import { attestedTime, chainChecks, mismatch, oldBalance, requireSource, requireTimekeepers } from './common.js';
+import { U64_MAX } from '../codec/bytes.js';
 
 export const validateLeaseSettle: Validator = (ctx, b) => {
   if (b.asset !== 'XE') throw invalid('lease_settle must have asset=XE');

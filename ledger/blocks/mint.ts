@@ -2,7 +2,8 @@
 import { invalid } from '../errors.js';
 import { short } from '../codec/hex.js';
 import type { Validator } from './context.js';
-import { U64_MAX, asOfRejection, checkFrontier, checkMonotone, mismatch, oldBalance } from './common.js';
+import { asOfRejection, checkFrontier, checkMonotone, mismatch, oldBalance } from './common.js';
+import { U64_MAX } from '../codec/bytes.js';
 
 export const validateMint: Validator = (ctx, b) => {
   if (b.asset !== 'XUSD') throw invalid('mint: restricted to XUSD');

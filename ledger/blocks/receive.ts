@@ -2,7 +2,8 @@
 import { LedgerError, invalid } from '../errors.js';
 import { short } from '../codec/hex.js';
 import type { Validator } from './context.js';
-import { U64_MAX, checkFrontier, checkMonotone, mismatch, oldBalance } from './common.js';
+import { checkFrontier, checkMonotone, mismatch, oldBalance } from './common.js';
+import { U64_MAX } from '../codec/bytes.js';
 
 export const validateReceive: Validator = (ctx, b) => {
   if (b.source === '') throw invalid('receive must reference a source send');

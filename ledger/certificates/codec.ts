@@ -9,6 +9,7 @@ import { ByteWriter } from '../codec/bytes.js';
 import { BodyShapeError } from '../codec/block.js';
 import { accountAddress } from '../crypto/address.js';
 import { verifyHashSignature } from '../crypto/ed25519.js';
+import { U64_MAX, I64_MIN, I64_MAX } from '../codec/bytes.js';
 
 export const WORKLOAD_VERSION = 3n;
 export const CERTIFICATE_VALIDITY_NS = 604_800_000_000_000n;
@@ -16,9 +17,6 @@ export const MIN_PRICE_MULTIPLIER_MILLI = 500n;
 export const MAX_PRICE_MULTIPLIER_MILLI = 10_000n;
 
 const CERT_TAG = Buffer.from('net/perf-certificate/v1\u0000', 'ascii');
-const U64_MAX = (1n << 64n) - 1n;
-const I64_MIN = -(1n << 63n);
-const I64_MAX = (1n << 63n) - 1n;
 
 type HexField = 'provider' | 'provider_pub_key' | 'seed' | 'work_proof' | 'start_attestation_root' |
   'end_attestation_root' | 'signature' | 'hash';

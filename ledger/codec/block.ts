@@ -17,6 +17,7 @@ import { isLowerHex } from './hex.js';
 import { ByteWriter } from './bytes.js';
 import { accountAddress } from '../crypto/address.js';
 import { verifyHashSignature } from '../crypto/ed25519.js';
+import { U64_MAX, I64_MIN, I64_MAX } from './bytes.js';
 
 /** A body field of the wrong JSON type or out of range; answered as `invalid request body`. */
 export class BodyShapeError extends Error {
@@ -30,9 +31,6 @@ export const BLOCK_VERSION = 0x02;
 export const MAX_ATTESTATIONS = 20;
 export const MAX_MEMO_BYTES = 64;
 
-const U64_MAX = (1n << 64n) - 1n;
-const I64_MIN = -(1n << 63n);
-const I64_MAX = (1n << 63n) - 1n;
 const U32_MAX = 0xffff_ffffn;
 const TYPE_NAME_RE = /^[a-z][a-z0-9_]{0,31}$/;
 

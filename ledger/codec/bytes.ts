@@ -1,8 +1,9 @@
 // Big-endian byte writer for hash and signature pre-images (README.md "Notation").
 
-const U64_LIMIT = 1n << 64n;
-const I64_MIN = -(1n << 63n);
-const I64_LIMIT = 1n << 63n;
+/** The ranges of the protocol's 64-bit integers (u64 nonces, indexes and amounts; i64 timestamps). */
+export const U64_MAX = (1n << 64n) - 1n;
+export const I64_MIN = -(1n << 63n);
+export const I64_MAX = (1n << 63n) - 1n;
 
 export class ByteWriter {
   private buf: Buffer;
@@ -44,7 +45,7 @@ export class ByteWriter {
 
   /** Unsigned 64-bit; throws RangeError outside 0 … 2^64−1. */
   u64be(x: bigint): this {
-    if (x < 0n || x >= U64_LIMIT) throw new RangeError(`u64 out of range: ${x}`);
+    if (x < 0n || x > U64_MAX) throw new RangeError(`u64 out of range: ${x}`);
     const at = this.reserve(8);
     this.buf.writeBigUInt64BE(x, at);
     return this;
@@ -52,14 +53,14 @@ export class ByteWriter {
 
   /** Signed 64-bit as its two's-complement bit pattern, big-endian. */
   i64be(x: bigint): this {
-    if (x < I64_MIN || x >= I64_LIMIT) throw new RangeError(`i64 out of range: ${x}`);
+    if (x < I64_MIN || x > I64_MAX) throw new RangeError(`i64 out of range: ${x}`);
     const at = this.reserve(8);
     this.buf.writeBigInt64BE(x, at);
     return this;
   }
 
   u64le(x: bigint): this {
-    if (x < 0n || x >= U64_LIMIT) throw new RangeError(`u64 out of range: ${x}`);
+    if (x < 0n || x > U64_MAX) throw new RangeError(`u64 out of range: ${x}`);
     const at = this.reserve(8);
     this.buf.writeBigUInt64LE(x, at);
     return this;

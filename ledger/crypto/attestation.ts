@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Attestation } from '../types.js';
 import { isLowerHex } from '../codec/hex.js';
 import { publicKeyFromSeed, signEd25519, verifyEd25519 } from './ed25519.js';
+import { I64_MAX, I64_MIN } from '../codec/bytes.js';
 
 export function attestationPayload(identifierHex: string, timestamp: bigint): Uint8Array {
   const pre = Buffer.alloc(40);
@@ -21,7 +22,7 @@ export function signAttestation(seed: Uint8Array, identifierHex: string, timesta
 
 export function verifyAttestation(a: Attestation, identifierHex: string): boolean {
   if (!isLowerHex(identifierHex, 64)) return false;
-  if (a.timestamp < -(1n << 63n) || a.timestamp >= 1n << 63n) return false;
+  if (a.timestamp < I64_MIN || a.timestamp > I64_MAX) return false;
   return verifyEd25519(a.public_key, attestationPayload(identifierHex, a.timestamp), a.signature);
 }
 

@@ -1,8 +1,8 @@
 // Proof of work (ledger.md §10): value = u64be(blake2b8(u64le(nonce) ‖ raw(hash))); higher is harder.
 import { blake2b } from '@noble/hashes/blake2.js';
+import { U64_MAX } from '../codec/bytes.js';
 
 /** The largest nonce (a u64). */
-export const U64_MAX = (1n << 64n) - 1n;
 
 /** Bytes of a proof-of-work preimage: u64le(nonce) ‖ raw(hash). */
 const POW_PREIMAGE_BYTES = 40;

@@ -1,9 +1,8 @@
 // Lease consensus arithmetic (leases.md §1.2, §2, §7): bigint throughout, every product and sum
 // checked against the u64 range.
 import { invalid } from '../errors.js';
+import { U64_MAX, I64_MAX } from '../codec/bytes.js';
 
-export const U64_MAX = (1n << 64n) - 1n;
-export const I64_MAX = (1n << 63n) - 1n;
 
 export const RATE_VCPU_PER_HOUR = 20_000n;
 export const RATE_MEMORY_GIB_PER_HOUR = 10_000n;

@@ -5,14 +5,12 @@ import { ByteWriter } from '../codec/bytes.js';
 import { BodyShapeError } from '../codec/block.js';
 import { isJsonObject, parseJson, RawJson, stringifyJson, type JsonValue } from '../codec/json.js';
 import type { StatechainBlock } from '../service.js';
+import { U64_MAX, I64_MIN, I64_MAX } from '../codec/bytes.js';
 
 /** The `raw` option of parseJson for a block: each op's `value` keeps its exact source text (§2.4). */
 export const RAW_OP_VALUE = (p: readonly (string | number)[]): boolean =>
   p.length === 3 && p[0] === 'ops' && p[2] === 'value';
 
-const U64_MAX = (1n << 64n) - 1n;
-const I64_MIN = -(1n << 63n);
-const I64_MAX = (1n << 63n) - 1n;
 
 export type StatechainOp = StatechainBlock['ops'][number];
 

@@ -5,6 +5,7 @@ import { isJsonObject, parseJson, RawJson, type JsonValue } from '../codec/json.
 import { isLowerHex } from '../codec/hex.js';
 import type { StatechainBlock } from '../service.js';
 import type { StatechainOp } from './block.js';
+import { U64_MAX, I64_MIN, I64_MAX } from '../codec/bytes.js';
 
 export const KEY_MAX_CHARS = 128;
 export const VALUE_MAX_BYTES = 65_536;
@@ -18,9 +19,6 @@ const NETWORK_ID_RE = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
 const PREFIX_RE = /^[a-z0-9_.-]{1,64}$/;
 const FEATURE_RE = /^[a-z][a-z0-9_]{0,31}$/;
 const VERSION_RE = /^\d{1,4}\.\d{1,4}\.\d{1,4}$/;
-const U64_MAX = (1n << 64n) - 1n;
-const I64_MIN = -(1n << 63n);
-const I64_MAX = (1n << 63n) - 1n;
 const MIN_NOT_BEFORE_NS = 1_600_000_000_000_000_000n;
 const MAX_FEATURES = 64;
 const MAX_ALLOWLIST = 1000;

@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseJson, type JsonValue } from '../../ledger/codec/json.js';
+import { I64_MAX, U64_MAX } from '../../ledger/codec/bytes.js';
 import {
-  I64_MAX,
-  U64_MAX,
   ceilDiv,
   emission,
   leaseCost,

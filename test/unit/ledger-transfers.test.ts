@@ -4,12 +4,12 @@ import { short } from '../../ledger/codec/hex.js';
 import { Chains, dev, expectReject, openTestLedger, statechainGenesisVariant, type TestLedger } from './ledger-helpers.js';
 import { DEVNET_LEDGER_GENESIS } from '../../ledger/genesis/devnet.js';
 import type { Block } from '../../ledger/types.js';
+import { U64_MAX } from '../../ledger/codec/bytes.js';
 
 const D1 = dev(1);
 const D2 = dev(2);
 const D6 = dev(6);
 const D7 = dev(7);
-const U64_MAX = (1n << 64n) - 1n;
 
 let t: TestLedger;
 let c: Chains;
