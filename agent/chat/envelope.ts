@@ -2,11 +2,10 @@
 import { createHash } from 'node:crypto';
 import { isJsonObject, type JsonValue } from '../../ledger/codec/json.js';
 import { isLowerHex } from '../../ledger/codec/hex.js';
-import { ByteWriter } from '../../ledger/codec/bytes.js';
+import { ByteWriter, I64_MIN, I64_MAX, U64_MAX } from '../../ledger/codec/bytes.js';
 import { accountAddress } from '../../ledger/crypto/address.js';
 import { verifyHashSignature } from '../../ledger/crypto/ed25519.js';
 import { powValid } from '../../ledger/crypto/pow.js';
-import { I64_MIN, I64_MAX, U64_MAX } from '../../ledger/codec/bytes.js';
 
 export interface ChatEnvelope {
   id: string;
@@ -24,7 +23,6 @@ export const MAX_MESSAGE_BYTES = 8192;
 export const FRESHNESS_WINDOW_NS = 300_000_000_000n;
 export const DEFAULT_CHAT_DIFFICULTY = 0xffffc00000000000n;
 export const DEVNET_CHAT_DIFFICULTY = 0x2n;
-
 
 /** A body that is not an envelope-shaped JSON object (→ `400 invalid request body`). */
 export class EnvelopeShapeError extends Error {}

@@ -3,10 +3,9 @@
 import { createHash } from 'node:crypto';
 import { isJsonObject, type JsonValue } from '../../ledger/codec/json.js';
 import { isLowerHex } from '../../ledger/codec/hex.js';
-import { ByteWriter } from '../../ledger/codec/bytes.js';
+import { ByteWriter, I64_MAX, I64_MIN } from '../../ledger/codec/bytes.js';
 import { accountAddress } from '../../ledger/crypto/address.js';
 import { publicKeyFromSeed, signEd25519, verifyEd25519 } from '../../ledger/crypto/ed25519.js';
-import { I64_MAX, I64_MIN } from '../../ledger/codec/bytes.js';
 
 export interface Registration {
   account: string;

@@ -3,10 +3,9 @@
 import { createHash } from 'node:crypto';
 import { isJsonObject, type JsonValue } from '../../ledger/codec/json.js';
 import { isLowerHex } from '../../ledger/codec/hex.js';
-import { ByteWriter } from '../../ledger/codec/bytes.js';
+import { ByteWriter, U64_MAX, I64_MIN, I64_MAX } from '../../ledger/codec/bytes.js';
 import { accountAddress } from '../../ledger/crypto/address.js';
 import { publicKeyFromSeed, signEd25519, verifyEd25519 } from '../../ledger/crypto/ed25519.js';
-import { U64_MAX, I64_MIN, I64_MAX } from '../../ledger/codec/bytes.js';
 
 export interface Advertisement {
   provider: string;
@@ -113,7 +112,6 @@ export function marketplaceFailure(kind: MarketplaceKind, networkId: string, mes
 }
 
 export class MarketplaceShapeError extends Error {}
-
 
 /** Structural decode of a message of `kind` (every field required, with its JSON type and range). */
 export function parseMarketplace<K extends MarketplaceKind>(kind: K, json: JsonValue): Signed<K> {

@@ -5,11 +5,10 @@ import type { Attestation, Certificate } from '../types.js';
 import { invalid } from '../errors.js';
 import { isJsonObject, type JsonValue } from '../codec/json.js';
 import { isLowerHex, ZERO_HASH } from '../codec/hex.js';
-import { ByteWriter } from '../codec/bytes.js';
+import { ByteWriter, U64_MAX, I64_MIN, I64_MAX } from '../codec/bytes.js';
 import { BodyShapeError } from '../codec/block.js';
 import { accountAddress } from '../crypto/address.js';
 import { verifyHashSignature } from '../crypto/ed25519.js';
-import { U64_MAX, I64_MIN, I64_MAX } from '../codec/bytes.js';
 
 export const WORKLOAD_VERSION = 3n;
 export const CERTIFICATE_VALIDITY_NS = 604_800_000_000_000n;

@@ -14,10 +14,9 @@ import {
 import { LedgerError, invalid } from '../errors.js';
 import { isJsonObject, stringifyJson, type JsonValue } from './json.js';
 import { isLowerHex } from './hex.js';
-import { ByteWriter } from './bytes.js';
+import { ByteWriter, U64_MAX, I64_MIN, I64_MAX } from './bytes.js';
 import { accountAddress } from '../crypto/address.js';
 import { verifyHashSignature } from '../crypto/ed25519.js';
-import { U64_MAX, I64_MIN, I64_MAX } from './bytes.js';
 
 /** A body field of the wrong JSON type or out of range; answered as `invalid request body`. */
 export class BodyShapeError extends Error {

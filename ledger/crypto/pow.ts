@@ -2,8 +2,6 @@
 import { blake2b } from '@noble/hashes/blake2.js';
 import { U64_MAX } from '../codec/bytes.js';
 
-/** The largest nonce (a u64). */
-
 /** Bytes of a proof-of-work preimage: u64le(nonce) ‖ raw(hash). */
 const POW_PREIMAGE_BYTES = 40;
 

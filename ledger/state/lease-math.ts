@@ -3,7 +3,6 @@
 import { invalid } from '../errors.js';
 import { U64_MAX, I64_MAX } from '../codec/bytes.js';
 
-
 export const RATE_VCPU_PER_HOUR = 20_000n;
 export const RATE_MEMORY_GIB_PER_HOUR = 10_000n;
 export const RATE_DISK_GIB_PER_HOUR = 1_000n;

@@ -1,16 +1,14 @@
 // State chain block: parsing from JSON text (op values kept as raw text), canonical bytes, hash and
 // emission (statechain.md §2). Only JSON types are checked here; every protocol rule is in rules.ts.
 import { createHash } from 'node:crypto';
-import { ByteWriter } from '../codec/bytes.js';
+import { ByteWriter, U64_MAX, I64_MIN, I64_MAX } from '../codec/bytes.js';
 import { BodyShapeError } from '../codec/block.js';
 import { isJsonObject, parseJson, RawJson, stringifyJson, type JsonValue } from '../codec/json.js';
 import type { StatechainBlock } from '../service.js';
-import { U64_MAX, I64_MIN, I64_MAX } from '../codec/bytes.js';
 
 /** The `raw` option of parseJson for a block: each op's `value` keeps its exact source text (§2.4). */
 export const RAW_OP_VALUE = (p: readonly (string | number)[]): boolean =>
   p.length === 3 && p[0] === 'ops' && p[2] === 'value';
-
 
 export type StatechainOp = StatechainBlock['ops'][number];
 
