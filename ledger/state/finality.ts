@@ -5,8 +5,7 @@
 // weight is the winner; the account's final height rises to it (a watermark).
 import { LedgerError, invalid } from '../errors.js';
 import { accountAddress } from '../crypto/address.js';
-import { publicKeyFromSeed } from '../crypto/ed25519.js';
-import { signVoteOnDemand, verifyVote, type Vote, type VoteSigner } from '../crypto/vote.js';
+import { signVoteOnDemand, verifyVote, voteSigner, type Vote, type VoteSigner } from '../crypto/vote.js';
 import type { Block } from '../types.js';
 import type { LedgerStore } from '../store/ledger-store.js';
 import type { LedgerState } from './ledger-state.js';
@@ -62,8 +61,8 @@ export class Finality {
 
   constructor(private readonly o: FinalityOptions) {
     if (o.identitySeed) {
-      const pubKey = publicKeyFromSeed(o.identitySeed);
-      this.identity = { seed: o.identitySeed, pubKey, address: accountAddress(pubKey) };
+      const signer = voteSigner(o.identitySeed);
+      this.identity = { ...signer, address: accountAddress(signer.pubKey) };
     } else {
       this.identity = null;
     }
