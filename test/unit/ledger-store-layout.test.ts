@@ -206,6 +206,28 @@ describe('LedgerStore transactions', () => {
     expect(store.hasBlock(send!.hash)).toBe(false);
   });
 
+  it('a lock taken and removed in one transaction never reaches the table; a rolled-back savepoint keeps the lock it removed', () => {
+    const store = new LedgerStore(t.db);
+    const locks = () => t.db.prepare(`SELECT account, previous, hash FROM ledger_commit_locks`).all();
+    const [opening, later] = ['0', 'ab'.repeat(32)];
+    const hash = 'cd'.repeat(32);
+    store.transaction(() => {
+      store.putLock(D7.address, opening, hash);
+      store.deleteLock(D7.address, opening);
+      store.putLock(D7.address, later, hash);
+      fail(() =>
+        store.transaction(() => {
+          store.deleteLock(D7.address, later);
+          throw new Error('inner failure');
+        }),
+      );
+    });
+    expect(locks()).toEqual([{ account: D7.address, previous: later, hash }]);
+    // Taken in an earlier transaction: the row is deleted.
+    store.transaction(() => store.deleteLock(D7.address, later));
+    expect(locks()).toEqual([]);
+  });
+
   it('a rolled-back outermost transaction writes nothing', () => {
     const store = new LedgerStore(t.db);
     fail(() =>
