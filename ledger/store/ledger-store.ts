@@ -199,8 +199,7 @@ export class LedgerStore {
       }
       return result;
     } catch (e) {
-      this.forgetCachedBlocks();
-      while (this.undo.length > undoMark) this.undo.pop()!();
+      this.rollBackMemory(undoMark);
       throw e;
     } finally {
       this.depth--;
@@ -229,10 +228,15 @@ export class LedgerStore {
     try {
       fn();
     } catch (e) {
-      this.forgetCachedBlocks();
-      while (this.undo.length > undoMark) this.undo.pop()!();
+      this.rollBackMemory(undoMark);
       throw e;
     }
+  }
+
+  /** After a failed unit: undo what it changed in memory (deferred rows, ids) and drop the cached blocks. */
+  private rollBackMemory(undoMark: number): void {
+    this.forgetCachedBlocks();
+    while (this.undo.length > undoMark) this.undo.pop()!();
   }
 
   /** Runs `fn` in the open transaction, or in one of its own when none is open (no savepoint when nested). */
